@@ -1,0 +1,54 @@
+"""User errors and the CLI wrapper that reports them as one line.
+
+Rule (DEVELOPERS.md): bad input gets a clear one-line error naming the file and line, a non-zero exit, and nothing
+lost or half-changed. Never a traceback for a user error. Library code raises :class:`UserError`; every CLI entry
+point runs through :func:`run_cli`, which prints ``error: <location>: <message>`` on stderr and exits with the
+error's ``exit_code`` (2 unless the error says otherwise).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+
+class UserError(Exception):
+    """An error caused by the user's input or environment, reported as one line without a traceback.
+
+    Args:
+        message: what is wrong and, when there is one, what to do about it (one line).
+        path: the file the error is about, if any.
+        line: the 1-based line in ``path``, if known.
+        exit_code: the process exit status the CLI uses (default 2).
+    """
+
+    def __init__(self, message: str, *, path: str | Path | None = None, line: int | None = None, exit_code: int = 2):
+        super().__init__(message)
+        self.message = message
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.exit_code = exit_code
+
+    def __str__(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = self.path if self.line is None else f"{self.path}:{self.line}"
+            where += ": "
+        return f"{where}{self.message}".replace("\n", " ")
+
+
+def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
+    """Run a CLI ``main(argv) -> exit code``; turn :class:`UserError` and Ctrl-C into one line on stderr.
+
+    Returns the exit code (the caller passes it to ``sys.exit``). Unexpected exceptions still raise with a traceback:
+    those are bugs, not user errors.
+    """
+    try:
+        return main(argv)
+    except UserError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130

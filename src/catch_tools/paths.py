@@ -1,0 +1,40 @@
+"""Where the project's pieces live, relative to the repository root.
+
+The root is found from this file's location (a source checkout, editable or not) or from ``CATCH_ROOT``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def repo_root() -> Path:
+    """Return the Catch repository root (the directory holding ``patches/manifest.toml``).
+
+    Raises:
+        FileNotFoundError: when neither ``CATCH_ROOT`` nor the parents of this file hold ``patches/manifest.toml``.
+    """
+    env = os.environ.get("CATCH_ROOT")
+    candidates = [Path(env)] if env else list(Path(__file__).resolve().parents)
+    for cand in candidates:
+        if (cand / "patches" / "manifest.toml").is_file():
+            return cand
+    raise FileNotFoundError("cannot find the Catch repository root (set CATCH_ROOT)")
+
+
+def patches_dir() -> Path:
+    """``<root>/patches``: the series file, the patches and the pin manifest."""
+    return repo_root() / "patches"
+
+
+def pytorch_dir() -> Path:
+    """``<root>/pytorch``: the upstream PyTorch submodule (may be empty where GitHub is unreachable)."""
+    return repo_root() / "pytorch"
+
+
+def cache_dir() -> Path:
+    """Download and build cache outside the repository: ``$CATCH_CACHE`` or ``~/.cache/catch``."""
+    path = Path(os.environ.get("CATCH_CACHE", Path.home() / ".cache" / "catch"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path

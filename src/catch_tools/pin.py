@@ -1,0 +1,138 @@
+"""The pin manifest ``patches/manifest.toml``: the one machine-readable statement of the upstream base.
+
+Shape::
+
+    [upstream]
+    repository = "https://github.com/pytorch/pytorch.git"
+    tag = "v2.13.0"                      # upstream release tag
+    commit = "cf30153c..."               # 40 hex digits; equals torch.version.git_version of that release's wheel
+    wheel_version = "2.13.0+cpu"         # PEP 440 version of the upstream wheel the overlay build starts from
+    [series]
+    version = 1                          # Catch's series counter: combined wheel version is <wheel_version>.catch<version>
+
+The ``pytorch`` gitlink (mode 160000 entry in the index) must name the same commit: :func:`gitlink_commit`.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from catch_tools.errors import UserError
+from catch_tools.paths import repo_root
+
+MANIFEST_NAME = "manifest.toml"
+_HEX40 = re.compile(r"^[0-9a-f]{40}$")
+
+
+@dataclass(frozen=True)
+class Pin:
+    """The upstream base of the series and the series' own version."""
+
+    repository: str
+    tag: str
+    commit: str
+    wheel_version: str
+    series_version: int
+
+    @property
+    def combined_version(self) -> str:
+        """PEP 440 version of the combined wheel: ``2.13.0+cpu`` + series 1 -> ``2.13.0+cpu.catch1``.
+
+        A local label satisfies ``==2.13.0`` and ``>=2.13`` (PEP 440, "Local version identifiers").
+        """
+        sep = "." if "+" in self.wheel_version else "+"
+        return f"{self.wheel_version}{sep}catch{self.series_version}"
+
+    @property
+    def public_version(self) -> str:
+        """The upstream release without local label, e.g. ``2.13.0``."""
+        return Version(self.wheel_version).public
+
+
+def manifest_path(root: Path | None = None) -> Path:
+    """Path of the manifest under ``root`` (default: the repository root)."""
+    return (root or repo_root()) / "patches" / MANIFEST_NAME
+
+
+def load_pin(path: Path | None = None) -> Pin:
+    """Read and validate the manifest.
+
+    Raises:
+        UserError: missing file, TOML syntax error (with line), missing key, or a malformed commit/version.
+    """
+    path = path or manifest_path()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError("pin manifest not found", path=path) from None
+    except tomllib.TOMLDecodeError as err:
+        line = getattr(err, "lineno", None)
+        raise UserError(f"invalid TOML: {err.msg if hasattr(err, 'msg') else err}", path=path, line=line) from None
+    try:
+        up, series = data["upstream"], data["series"]
+        pin = Pin(
+            repository=str(up["repository"]),
+            tag=str(up["tag"]),
+            commit=str(up["commit"]),
+            wheel_version=str(up["wheel_version"]),
+            series_version=int(series["version"]),
+        )
+    except KeyError as err:
+        raise UserError(f"missing key {err.args[0]!r}", path=path) from None
+    if not _HEX40.match(pin.commit):
+        raise UserError(f"upstream.commit must be 40 lowercase hex digits, got {pin.commit!r}", path=path)
+    try:
+        Version(pin.wheel_version)
+    except InvalidVersion:
+        raise UserError(f"upstream.wheel_version is not a PEP 440 version: {pin.wheel_version!r}", path=path) from None
+    return pin
+
+
+def update_pin(path: Path, **changes: str | int) -> None:
+    """Rewrite keys of the manifest in place, keeping comments and layout.
+
+    ``changes`` keys: ``tag``, ``commit``, ``wheel_version`` (section ``[upstream]``) and ``series_version``
+    (``[series] version``). The result is re-read with :func:`load_pin` before it replaces the file.
+
+    Raises:
+        UserError: an unknown key, or a key absent from the file.
+    """
+    keymap = {"tag": "tag", "commit": "commit", "wheel_version": "wheel_version", "series_version": "version",
+              "repository": "repository"}
+    text = path.read_text(encoding="utf-8")
+    for key, value in changes.items():
+        if key not in keymap:
+            raise UserError(f"unknown pin key {key!r}", path=path)
+        literal = str(value) if isinstance(value, int) else f'"{value}"'
+        pattern = re.compile(rf"^({re.escape(keymap[key])}\s*=\s*)(.*)$", re.MULTILINE)
+        text, n = pattern.subn(lambda m, lit=literal: m.group(1) + lit, text, count=1)
+        if n != 1:
+            raise UserError(f"key {keymap[key]!r} not found", path=path)
+    tmp = path.with_suffix(".toml.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    try:
+        load_pin(tmp)
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def gitlink_commit(root: Path | None = None, submodule: str = "pytorch") -> str | None:
+    """The commit the superproject's index records for ``submodule`` (a mode-160000 gitlink), or None.
+
+    Reads ``git ls-files --stage -- <submodule>``; works without the submodule being cloned.
+    """
+    root = root or repo_root()
+    out = subprocess.run(["git", "ls-files", "--stage", "--", submodule], cwd=root, capture_output=True,
+                         text=True, check=False).stdout
+    for line in out.splitlines():
+        mode, sha, _stage, _path = line.split(maxsplit=3)
+        if mode == "160000":
+            return sha
+    return None

@@ -1,0 +1,186 @@
+"""Real upstream PyTorch trees built from release wheels, as a local git repository.
+
+GitHub is unreachable on our machines, but the Python files of a PyTorch release are real upstream code inside that
+release's wheel: ``torch/**/*.py`` (and ``torchgen/``, ``functorch/``) in the wheel equal the same paths in the source
+tree at the release tag. :func:`upstream_repo` turns one or more releases into a git repository with one commit and one
+tag (``v<version>``) per release, in version order on one linear history -- the shape of upstream's release history as
+seen by a rebase. Everything is cached under :func:`catch_tools.paths.cache_dir` (downloads ~540 MB per release).
+
+Commits are reproducible: fixed author/committer and dates, so the same releases give the same commit ids.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from catch_tools.errors import UserError
+from catch_tools.paths import cache_dir
+
+#: Top-level directories of the wheel whose ``*.py`` files are taken (they sit at the same paths in the source tree).
+PY_ROOTS = ("torch", "torchgen", "functorch")
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "PyTorch release (from wheel)",
+    "GIT_AUTHOR_EMAIL": "upstream@catch.invalid",
+    "GIT_COMMITTER_NAME": "PyTorch release (from wheel)",
+    "GIT_COMMITTER_EMAIL": "upstream@catch.invalid",
+}
+_GIT_VERSION = re.compile(r"""^git_version\s*=\s*['"]([0-9a-f]{40})['"]""", re.MULTILINE)
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` (created if needed) so concurrent builders wait for each other."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def release_wheel(version: str) -> Path:
+    """Return the path of the cached ``torch==version`` wheel for this Python, downloading it with pip if needed.
+
+    Uses ``pip download --no-deps`` as configured on the machine (find-links and indexes), into
+    ``<cache>/wheels``. Raises UserError when pip cannot get it.
+    """
+    wheels = cache_dir() / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    found = _find_wheel(wheels, version)
+    if found:
+        return found
+    with _locked(wheels / ".lock"):
+        found = _find_wheel(wheels, version)
+        if found:
+            return found
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(wheels), f"torch=={version}"]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        found = _find_wheel(wheels, version)
+        if proc.returncode != 0 or not found:
+            last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+            raise UserError(f"cannot download torch=={version}: {last}")
+        return found
+
+
+def _find_wheel(directory: Path, version: str) -> Path | None:
+    want = Version(version)
+    for whl in sorted(directory.glob("torch-*.whl")):
+        try:
+            have = Version(whl.name.split("-")[1])
+        except InvalidVersion:
+            continue
+        if have == want or (have.public == want.public and not want.local):
+            return whl
+    return None
+
+
+def extract_python_tree(wheel: Path, dest: Path) -> str | None:
+    """Extract ``torch/**/*.py`` (and the other :data:`PY_ROOTS`) of ``wheel`` into ``dest``.
+
+    Returns the upstream commit recorded in the wheel's ``torch/version.py`` (``git_version``), or None.
+    Raises UserError for a file that is not a readable wheel.
+    """
+    try:
+        with zipfile.ZipFile(wheel) as zf:
+            git_version = None
+            for info in zf.infolist():
+                name = info.filename
+                if name.endswith("/") or not name.endswith(".py") or name.split("/", 1)[0] not in PY_ROOTS:
+                    continue
+                target = dest / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                data = zf.read(info)
+                target.write_bytes(data)
+                if name == "torch/version.py":
+                    match = _GIT_VERSION.search(data.decode("utf-8", "replace"))
+                    git_version = match.group(1) if match else None
+            return git_version
+    except (zipfile.BadZipFile, OSError) as err:
+        raise UserError(f"not a readable wheel: {err}", path=wheel) from None
+
+
+def _git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)} failed in {repo}: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def upstream_repo(versions: Sequence[str]) -> Path:
+    """Return a cached git repository holding the real Python trees of the given PyTorch releases.
+
+    Args:
+        versions: release versions such as ``["2.13.0", "2.14.0"]`` (any order; duplicates ignored).
+
+    Returns:
+        Path of a non-bare repository (branch ``main``) with one commit per release in ascending version order, each
+        tagged ``v<public version>``. Treat it as read-only: clone it (:func:`clone_upstream`) to work on it.
+
+    Raises:
+        UserError: an invalid version, or a release pip cannot download.
+    """
+    try:
+        ordered = sorted({Version(v) for v in versions})
+    except InvalidVersion as err:
+        raise UserError(f"invalid release version: {err}") from None
+    if not ordered:
+        raise UserError("no release given")
+    key = "_".join(str(v) for v in ordered)
+    root = cache_dir() / "upstream"
+    repo = root / f"torch-{key}"
+    if (repo / ".git" / "catch-complete").is_file():
+        return repo
+    with _locked(root / f".torch-{key}.lock"):
+        if (repo / ".git" / "catch-complete").is_file():
+            return repo
+        wheels = [release_wheel(str(v)) for v in ordered]
+        tmp = Path(tempfile.mkdtemp(prefix=f".torch-{key}.", dir=root))
+        try:
+            _build(tmp, ordered, wheels)
+            shutil.rmtree(repo, ignore_errors=True)
+            tmp.rename(repo)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return repo
+
+
+def _build(repo: Path, ordered: Sequence[Version], wheels: Sequence[Path]) -> None:
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "core.autocrlf", "false")
+    for index, (version, wheel) in enumerate(zip(ordered, wheels, strict=True)):
+        for child in repo.iterdir():
+            if child.name != ".git":
+                shutil.rmtree(child)
+        commit = extract_python_tree(wheel, repo)
+        _git(repo, "add", "-A")
+        date = f"{1_700_000_000 + index * 86_400} +0000"
+        env = {**os.environ, **_IDENTITY, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+        message = f"PyTorch v{version.public}\n\nPython files of {wheel.name}; upstream commit {commit or 'unknown'}.\n"
+        _git(repo, "commit", "-q", "--allow-empty", "-m", message, env=env)
+        _git(repo, "tag", f"v{version.public}", env=env)
+    (repo / ".git" / "catch-complete").write_text("ok\n")
+
+
+def clone_upstream(versions: Sequence[str], dest: Path) -> Path:
+    """Clone :func:`upstream_repo` ``(versions)`` to ``dest`` (local clone, hard links) and return ``dest``.
+
+    The clone has all release tags and ``main`` checked out at the newest release.
+    """
+    src = upstream_repo(versions)
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks" if os.environ.get("CATCH_NO_HARDLINKS") else "--local",
+                    str(src), str(dest)], check=True, capture_output=True)
+    _git(dest, "fetch", "-q", "--tags", "origin")
+    return dest
