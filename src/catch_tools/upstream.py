@@ -184,3 +184,35 @@ def clone_upstream(versions: Sequence[str], dest: Path) -> Path:
                     str(src), str(dest)], check=True, capture_output=True)
     _git(dest, "fetch", "-q", "--tags", "origin")
     return dest
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI ``scripts/upstream.py``: print paths of real upstream material, building it on first use.
+
+    ``wheel [VERSION]``            path of the cached release wheel (default: the pin's release)
+    ``tree [VERSION ...]``          path of the cached read-only repository of those releases
+    ``checkout DEST [VERSION ...]`` a work clone at DEST (made once, reused after), path printed
+    """
+    import argparse
+
+    from catch_tools.pin import load_pin
+
+    parser = argparse.ArgumentParser(prog="upstream.py", description=main.__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("wheel").add_argument("versions", nargs="?", default=None)
+    sub.add_parser("tree").add_argument("versions", nargs="*")
+    checkout = sub.add_parser("checkout")
+    checkout.add_argument("dest", type=Path)
+    checkout.add_argument("versions", nargs="*")
+    args = parser.parse_args(argv)
+    pinned = load_pin().public_version
+    if args.cmd == "wheel":
+        print(release_wheel(args.versions or pinned))
+    elif args.cmd == "tree":
+        print(upstream_repo(args.versions or [pinned]))
+    else:
+        if not (args.dest / ".git").exists():
+            clone_upstream(args.versions or [pinned], args.dest)
+        print(args.dest)
+    return 0

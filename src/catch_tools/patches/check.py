@@ -1,0 +1,144 @@
+"""``check``: a dry run of the whole series that reports every patch that would fail, changing nothing.
+
+For each patch and hunk: the file, the hunk header, the patch line, and where it matched (``ok``, ``offset`` N lines,
+``fuzz`` N -- which git refuses -- or ``fail``). A failing patch is left out and the following ones are checked
+against the tree without it, so one run lists every failure (later failures may be consequences of earlier ones).
+Against a git tree the base is the pinned base (not HEAD); against ``--target-dir`` the directory's files are used,
+with unshipped paths skipped and native paths reported as failures, as ``apply --target-dir`` would.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from catch_tools.errors import UserError
+from catch_tools.patches.classify import classify_path
+from catch_tools.patches.engine import DirReader, PatchOutcome, TreeReader, simulate
+from catch_tools.patches.gitapply import GitTreeReader
+from catch_tools.patches.gitrepo import open_target, resolve_base
+from catch_tools.patches.model import Patch, PathClass
+from catch_tools.patches.parse import display_path, parse_patch
+from catch_tools.patches.progress import progress_bar
+from catch_tools.patches.series import read_series_entries
+from catch_tools.pin import Pin
+
+
+@dataclass
+class PatchCheck:
+    """The verdict for one patch: ``problems`` are ``(file, line, message)``; ``hunks`` are dicts for JSON."""
+
+    name: str
+    file: str
+    ok: bool
+    problems: list[tuple[str, int | None, str]] = field(default_factory=list)
+    hunks: list[dict[str, object]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CheckReport:
+    """Per-patch verdicts in series order and the tree checked against."""
+
+    target: str
+    base: str | None
+    patches: list[PatchCheck]
+
+    @property
+    def failed(self) -> list[PatchCheck]:
+        return [p for p in self.patches if not p.ok]
+
+    def to_json(self) -> str:
+        return json.dumps({
+            "target": self.target, "base": self.base, "ok": not self.failed,
+            "patches": [{"name": p.name, "file": p.file, "ok": p.ok, "skipped": p.skipped,
+                         "problems": [{"file": f, "line": ln, "message": m} for f, ln, m in p.problems],
+                         "hunks": p.hunks} for p in self.patches],
+        }, indent=2)
+
+    def to_text(self, verbose: bool = False) -> str:
+        lines: list[str] = []
+        for p in self.patches:
+            moved = [h for h in p.hunks if h["status"] != "ok"]
+            lines.append(f"{'ok  ' if p.ok else 'FAIL'} {p.name}" + (f" ({len(moved)} hunk(s) moved)" if moved
+                                                                        and p.ok else ""))
+            for f, ln, m in p.problems:
+                lines.append(f"  {f}:{ln}: {m}" if ln else f"  {f}: {m}")
+            for h in p.hunks if verbose else moved:
+                if h["status"] == "offset":
+                    lines.append(f"  {h['path']} {h['header']} (patch line {h['patch_line']}): applies at line "
+                                 f"{h['line']}, offset {h['offset']:+d}")
+            for s in p.skipped:
+                lines.append(f"  skipped unshipped path {s}")
+        lines.append(f"{len(self.patches) - len(self.failed)}/{len(self.patches)} patch(es) apply to {self.target}"
+                     + (f" at {self.base[:12]}" if self.base else ""))
+        return "\n".join(lines)
+
+
+def _outcome_check(out: PatchOutcome) -> PatchCheck:
+    file = display_path(out.patch.path)
+    check = PatchCheck(out.patch.name, file, out.ok, skipped=out.skipped)
+    check.problems = [(file, p.line, p.message) for p in out.problems]
+    for path, r in out.hunks:
+        check.hunks.append({"path": path, "header": r.hunk.header, "patch_line": r.hunk.patch_line,
+                            "status": r.status, "line": r.line, "offset": r.offset, "fuzz": r.fuzz})
+    return check
+
+
+def check_series(patches_dir: Path, *, source: Path | None = None, target_dir: Path | None = None,
+                 base: str | None = None, pin: Pin | None = None, progress: bool | None = None) -> CheckReport:
+    """Dry-run the series in ``patches_dir`` against the git tree ``source`` (at its pinned base) or the plain
+    directory ``target_dir``. Exactly one of the two must be given.
+
+    Returns a :class:`CheckReport` (it never raises for a patch that fails to parse or apply: those are reported).
+
+    Raises:
+        UserError: problems with the series file itself, the target, or the base.
+    """
+    if (source is None) == (target_dir is None):
+        raise UserError("check needs exactly one of a git source tree or --target-dir")
+    entries = read_series_entries(patches_dir, allow_duplicates=False)
+    reader: TreeReader
+    if source is not None:
+        target = open_target(source)
+        base_sha: str | None = resolve_base(target, base, pin)
+        assert base_sha is not None
+        reader = GitTreeReader(target, base_sha)
+        where = str(source)
+    else:
+        assert target_dir is not None
+        if not target_dir.is_dir():
+            raise UserError("target directory does not exist", path=display_path(target_dir))
+        reader, base_sha, where = DirReader(target_dir), None, str(target_dir)
+    checks: dict[int, PatchCheck] = {}
+    parsed: list[tuple[int, Patch]] = []
+    for i, entry in enumerate(entries):
+        path = patches_dir / entry.name
+        try:
+            if not path.is_file():
+                raise UserError(f"series names {entry.name}, which does not exist",
+                                path=display_path(patches_dir / "series"), line=entry.line)
+            patch = parse_patch(path, strip=entry.strip, name=entry.name, series_line=entry.line)
+        except UserError as err:
+            checks[i] = PatchCheck(entry.name, display_path(path), False, [(err.path or "", err.line, err.message)])
+            continue
+        if target_dir is not None:
+            native = [(ch, p) for ch in patch.files for p in ch.paths if classify_path(p) == "native"]
+            if native:
+                ch, p = native[0]
+                checks[i] = PatchCheck(entry.name, display_path(path), False, [(
+                    display_path(path), ch.patch_line,
+                    f"changes native source {p}: a directory overlay cannot apply it; a source build is needed")])
+                continue
+        parsed.append((i, patch))
+
+    def skip(path: str) -> PathClass | None:
+        return "unshipped" if target_dir is not None and classify_path(path) == "unshipped" else None
+
+    with progress_bar("checking", len(parsed), enabled=progress) as bar:
+        outcomes = simulate([p for _, p in parsed], reader, report_fuzz=True, skip_class=skip,
+                            on_patch=lambda _: bar.advance(bar.task_ids[0]) if bar is not None else None)
+    for (i, _), out in zip(parsed, outcomes, strict=True):
+        checks[i] = _outcome_check(out)
+    return CheckReport(where, base_sha, [checks[i] for i in sorted(checks)])

@@ -1,0 +1,157 @@
+"""Command line of the patch engine: ``scripts/apply_patches.py {apply,check,status,reverse,export,lint}``.
+
+Exit status: 0 success; 1 when the command's answer is "no" (``check`` found failing patches, ``lint`` found
+problems, ``export --dry-run`` would change files, ``apply --stop-at-conflict`` stopped); 2 for a user error
+(one line ``error: <file>:<line>: <message>`` on stderr, see :func:`catch_tools.errors.run_cli`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from catch_tools.errors import UserError, run_cli
+from catch_tools.patches.check import check_series
+from catch_tools.patches.dirapply import apply_series_to_dir
+from catch_tools.patches.export import describe_export, export_series
+from catch_tools.patches.gitapply import apply_and_describe
+from catch_tools.patches.lint import lint_series
+from catch_tools.patches.status import reverse_series, series_status
+from catch_tools.pin import MANIFEST_NAME, Pin, load_pin
+
+
+def _default(func: str) -> Path:
+    from catch_tools import paths
+
+    try:
+        return Path(getattr(paths, func)())
+    except FileNotFoundError as err:
+        raise UserError(f"{err}; or pass --patches-dir/--source explicitly") from None
+
+
+def _patches_dir(args: argparse.Namespace) -> Path:
+    return Path(args.patches_dir) if args.patches_dir else _default("patches_dir")
+
+
+def _pin(args: argparse.Namespace) -> Pin:
+    if args.pin:
+        return load_pin(Path(args.pin))
+    local = _patches_dir(args) / MANIFEST_NAME
+    return load_pin(local if local.is_file() else None)
+
+
+def _source(args: argparse.Namespace) -> Path:
+    if args.source:
+        return Path(args.source)
+    path = _default("pytorch_dir")
+    if path.is_dir() and not any(path.iterdir()):
+        raise UserError("the pytorch/ submodule is not checked out (run `git submodule update --init pytorch`, or "
+                        "pass --source DIR: a git tree holding the pinned tag)", path=str(path))
+    return path
+
+
+def _cmd_apply(args: argparse.Namespace) -> int:
+    if args.target_dir:
+        if args.three_way or args.stop_at_conflict or args.base or args.source:
+            raise UserError("--target-dir takes no --source/--base/--3way/--stop-at-conflict")
+        changed = apply_series_to_dir(_patches_dir(args), Path(args.target_dir), echo=print)
+        print(f"applied the series to {args.target_dir}: {len(changed)} file(s) changed")
+        return 0
+    return apply_and_describe(_source(args), _patches_dir(args), print, base=args.base, force=args.force,
+                              three_way=args.three_way, stop_at_conflict=args.stop_at_conflict, pin=_pin(args))
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    if args.target_dir:
+        report = check_series(_patches_dir(args), target_dir=Path(args.target_dir))
+    else:
+        report = check_series(_patches_dir(args), source=_source(args), base=args.base, pin=_pin(args))
+    print(report.to_json() if args.json else report.to_text(verbose=args.verbose))
+    return 1 if report.failed else 0
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    report = series_status(_source(args), _patches_dir(args), base=args.base, pin=_pin(args))
+    print(report.to_json() if args.json else report.to_text())
+    return 0
+
+
+def _cmd_reverse(args: argparse.Namespace) -> int:
+    print(reverse_series(_source(args), base=args.base, force=args.force, pin=_pin(args)))
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    patches = _patches_dir(args)
+    result = export_series(_source(args), patches, base=args.base, dry_run=args.dry_run, pin=_pin(args))
+    for line in describe_export(result, patches, args.dry_run):
+        print(line)
+    return 1 if args.dry_run and result.changed else 0
+
+
+def _cmd_lint(args: argparse.Namespace) -> int:
+    problems = lint_series(_patches_dir(args))
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    if not problems:
+        print("lint: series is clean")
+    return 1 if problems else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser (one subcommand per capability)."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--patches-dir", metavar="DIR", help="the series directory (default: <repo>/patches)")
+    common.add_argument("--pin", metavar="FILE", help="pin manifest (default: <patches-dir>/manifest.toml)")
+    tree = argparse.ArgumentParser(add_help=False)
+    tree.add_argument("--source", metavar="DIR", help="git work tree (default: the pytorch/ submodule)")
+    tree.add_argument("--base", metavar="REF", help="base commit (default: the pin's commit, else its tag)")
+
+    parser = argparse.ArgumentParser(prog="apply_patches.py", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("apply", parents=[common, tree], help="apply the series as one commit per patch",
+                       description="Reset to the pinned base and apply each patch as one reproducible commit; "
+                       "records refs/patches/base and refs/patches/applied. Atomic: on failure nothing changes.")
+    p.add_argument("--target-dir", metavar="DIR", help="apply to a plain directory (an unpacked wheel) instead")
+    p.add_argument("--force", action="store_true", help="discard uncommitted changes and unknown commits")
+    p.add_argument("--3way", dest="three_way", action="store_true", help="fall back to 3-way merges (git am -3)")
+    p.add_argument("--stop-at-conflict", action="store_true",
+                   help="leave a conflicting patch in progress (git am) and print the steps to finish")
+    p.set_defaults(func=_cmd_apply)
+    p = sub.add_parser("check", parents=[common, tree], help="dry run: report every patch that would fail",
+                       description="Dry run against the pinned base (or --target-dir): every failing patch with "
+                       "file, hunk header, and offset/fuzz; changes nothing. Exit 1 if any patch fails.")
+    p.add_argument("--target-dir", metavar="DIR", help="check against a plain directory instead")
+    p.add_argument("--json", action="store_true", help="machine-readable report")
+    p.add_argument("-v", "--verbose", action="store_true", help="list every hunk, not only moved ones")
+    p.set_defaults(func=_cmd_check)
+    p = sub.add_parser("status", parents=[common, tree], help="applied/not applied per patch, and drift",
+                       description="Which patches are applied in the tree and whether it drifted from base+series.")
+    p.add_argument("--json", action="store_true", help="machine-readable report")
+    p.set_defaults(func=_cmd_status)
+    p = sub.add_parser("reverse", parents=[common, tree], help="remove the series: back to the base",
+                       description="Move HEAD, index and work tree back to the base and delete refs/patches/*.")
+    p.add_argument("--force", action="store_true", help="discard uncommitted changes and unknown commits")
+    p.set_defaults(func=_cmd_reverse)
+    p = sub.add_parser("export", parents=[common, tree], help="regenerate patches/ from the commits on the base",
+                       description="Write one format-patch file per commit on top of the base and rewrite series; "
+                       "equivalent patches stay byte-identical. --dry-run exits 1 listing what would change.")
+    p.add_argument("--dry-run", action="store_true", help="change nothing; exit 1 if patches/ is out of date")
+    p.set_defaults(func=_cmd_export)
+    p = sub.add_parser("lint", parents=[common], help="static checks of patches/",
+                       description="series and files agree, headers present, patches parse, no path escapes.")
+    p.set_defaults(func=_cmd_lint)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` and run the subcommand; returns the exit status (see module doc)."""
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+def entry() -> None:
+    """Console-script entry point (``catch-apply-patches``)."""
+    sys.exit(run_cli(main))

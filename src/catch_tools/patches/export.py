@@ -1,0 +1,154 @@
+"""``export``: regenerate ``patches/`` from the commits on top of the base, deterministically.
+
+``git format-patch`` options and why (Electron's and microsoft/go's exporters make the same choices, see
+``ANCHORS.md`` section 1):
+
+* ``--zero-commit --no-signature --no-numbered --no-stat --keep-subject``: nothing that changes between runs or
+  machines (commit ids, git version, ``[PATCH n/m]``, diffstat widths);
+* ``--full-index``: full blob ids in ``index`` lines, which ``git am --3way`` needs and which never change width;
+* ``-M50%`` (git's default similarity, stated so user configuration cannot change it),
+  ``--diff-algorithm=myers``, ``--src-prefix=a/ --dst-prefix=b/``, ``--no-ext-diff --no-textconv --no-color``;
+* file names are git's own: ``NNNN-<subject slug>.patch`` with ``--filename-max-length=64`` (NNNN = position).
+
+A patch file is kept byte-for-byte when its change is *equivalent* to the new export: same message and identity and
+same diff once ``index`` lines and hunk line numbers/section headings are ignored (so upstream drift that only moves
+hunks does not churn the series). The series file keeps its comment lines; export refuses an empty range (that
+would delete every patch). ``dry_run`` changes nothing and lists the patches that would change.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from catch_tools.errors import UserError
+from catch_tools.patches.gitrepo import REF_BASE, clear_state, open_target, read_state, resolve_base, run_git
+from catch_tools.patches.parse import display_path
+from catch_tools.patches.series import SERIES_NAME, read_series_entries
+from catch_tools.pin import Pin
+
+FORMAT_PATCH_OPTIONS = (
+    "--zero-commit", "--no-signature", "--no-numbered", "--no-stat", "--keep-subject", "--full-index", "-M50%",
+    "--diff-algorithm=myers", "--src-prefix=a/", "--dst-prefix=b/", "--no-ext-diff", "--no-textconv",
+    "--no-color", "--filename-max-length=64", "--no-notes", "--no-thread", "--no-cover-letter",
+)
+_HUNK = re.compile(rb"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@.*$")
+
+
+def equivalence_key(data: bytes) -> bytes:
+    """The bytes of a patch with what does not change its meaning removed: the mbox ``From <sha>`` line, ``index``
+    lines, hunk start lines and section headings, and a trailing ``-- `` signature."""
+    out: list[bytes] = []
+    for line in data.split(b"\n"):
+        if line == b"-- ":
+            break
+        if line.startswith(b"From ") and not out:
+            continue
+        if line.startswith(b"index "):
+            continue
+        m = _HUNK.match(line)
+        out.append(b"@@ -%s +%s @@" % (m.group(1) or b"1", m.group(2) or b"1") if m else line)
+    return b"\n".join(out).rstrip(b"\n")
+
+
+@dataclass
+class ExportResult:
+    """``written``: new/changed patch files; ``kept``: byte-identical or equivalent ones; ``removed``: old series
+    entries no longer exported; ``series_changed``: whether ``series`` changes."""
+
+    written: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    series_changed: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.written or self.removed or self.series_changed)
+
+
+def _series_text(old: str | None, names: list[str]) -> str:
+    header = []
+    for line in (old or "").splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            break
+        header.append(line)
+    while header and not header[-1].strip():
+        header.pop()
+    return "\n".join([*header, *names]) + "\n"
+
+
+def export_series(source: Path, patches_dir: Path, *, base: str | None = None, dry_run: bool = False,
+                  pin: Pin | None = None) -> ExportResult:
+    """Regenerate ``patches_dir`` from the commits ``base..HEAD`` of ``source`` (see module doc).
+
+    The base is ``refs/patches/base`` when recorded (the base ``apply`` used), else ``base``/the pin.
+
+    Raises:
+        UserError: a git am still stopped on a conflict, merge commits in the range, or no commit to export.
+    """
+    target = open_target(source)
+    if target.operation_in_progress():
+        raise UserError(f"a git {target.operation_in_progress()} is in progress: finish it "
+                        f"(git -C {target.root} am --continue) before exporting", path=str(target.root))
+    state = read_state(target)
+    if state is not None and state.operation != "stopped":
+        raise UserError("an interrupted apply is pending: run apply or reverse first to recover",
+                        path=str(target.root))
+    base_sha = target.rev(REF_BASE) or resolve_base(target, base, pin)
+    head = target.head()
+    if run_git(target.root, "rev-list", "--merges", f"{base_sha}..{head}").stdout.strip():
+        raise UserError("the commits on top of the base include merges: a series must be linear",
+                        path=str(target.root))
+    count = int(run_git(target.root, "rev-list", "--count", f"{base_sha}..{head}").stdout.decode().strip())
+    if count == 0:
+        raise UserError(f"no commits on top of the base {base_sha[:12]}: refusing an empty export (it would delete "
+                        "every patch; use `reverse` to drop the series from the tree)", path=str(target.root))
+    series_path = patches_dir / SERIES_NAME
+    old_series = series_path.read_text(encoding="utf-8") if series_path.is_file() else None
+    old_names = [e.name for e in read_series_entries(patches_dir)] if old_series is not None else []
+    old_files = {n: (patches_dir / n).read_bytes() for n in old_names if (patches_dir / n).is_file()}
+    old_by_key = {equivalence_key(data): data for data in old_files.values()}
+    result = ExportResult()
+    new_files: dict[str, bytes] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        run_git(target.root, "format-patch", *FORMAT_PATCH_OPTIONS, "-o", tmp, f"{base_sha}..{head}")
+        for path in sorted(Path(tmp).iterdir()):
+            data = path.read_bytes()
+            new_files[path.name] = old_by_key.get(equivalence_key(data), data)
+    names = list(new_files)
+    if len(names) != count:
+        raise UserError(f"git format-patch wrote {len(names)} patches for {count} commits (empty commits cannot be "
+                        "exported: drop them)", path=str(target.root))
+    for name, data in new_files.items():
+        (result.kept if old_files.get(name) == data else result.written).append(name)
+    result.removed = [n for n in old_names if n not in new_files]
+    new_series = _series_text(old_series, names)
+    result.series_changed = new_series != old_series
+    if dry_run or not result.changed:
+        return result
+    patches_dir.mkdir(parents=True, exist_ok=True)
+    for name in result.written:
+        tmp_path = patches_dir / f".{name}.tmp"
+        tmp_path.write_bytes(new_files[name])
+        tmp_path.replace(patches_dir / name)
+    tmp_series = patches_dir / f".{SERIES_NAME}.tmp"
+    tmp_series.write_text(new_series, encoding="utf-8")
+    tmp_series.replace(series_path)
+    for name in result.removed:
+        (patches_dir / name).unlink(missing_ok=True)
+    if state is not None and state.operation == "stopped":
+        clear_state(target)
+    return result
+
+
+def describe_export(result: ExportResult, patches_dir: Path, dry_run: bool) -> list[str]:
+    """Human lines for an export result."""
+    verb = "would update" if dry_run else "updated"
+    lines = [f"{verb} {display_path(patches_dir / n)}" for n in result.written]
+    lines += [f"{'would remove' if dry_run else 'removed'} {display_path(patches_dir / n)}" for n in result.removed]
+    if result.series_changed and not result.written and not result.removed:
+        lines.append(f"{verb} {display_path(patches_dir / SERIES_NAME)}")
+    lines.append(f"{len(result.kept)} patch(es) unchanged" + ("" if result.changed else "; series is up to date"))
+    return lines

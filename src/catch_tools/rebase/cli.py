@@ -1,0 +1,101 @@
+"""``scripts/rebase.py``: move the patch series to a new upstream PyTorch release.
+
+Usage::
+
+    rebase.py --onto v2.14.0 [--via v2.13.1,...] [--source DIR] [--no-3way] [--drop NAME --reason TEXT]...
+              [--report PATH] [--json]
+    rebase.py --continue [--drop NAME --reason TEXT]...     # after resolving a conflict (or after a crash)
+    rebase.py --drop NAME --reason TEXT                     # drop a patch during a rebase, then continue
+    rebase.py --abort                                       # back to exactly the state before --onto
+    rebase.py status
+
+Exit status: 0 done (or nothing to report), 1 stopped at a conflict (the message says what to do), 2 bad input (one
+line, nothing changed), 130 interrupted (the state on disk lets ``--continue``/``--abort`` finish).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+
+from catch_tools.errors import UserError
+from catch_tools.paths import repo_root
+from catch_tools.rebase import report
+from catch_tools.rebase.flow import Finished, Rebase
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rebase.py", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", nargs="?", choices=["status"], help="status: where a rebase stands")
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument("--onto", metavar="REF", help="upstream tag or commit to move the series onto")
+    action.add_argument("--continue", dest="cont", action="store_true", help="go on after resolving a conflict")
+    action.add_argument("--abort", action="store_true", help="undo the rebase in progress completely")
+    parser.add_argument("--via", metavar="REF,REF", default="",
+                        help="intermediate releases to step through, oldest first (e.g. v2.14.0,v2.14.1)")
+    parser.add_argument("--source", metavar="DIR", type=Path,
+                        help="upstream git work tree (default: the pytorch/ submodule)")
+    parser.add_argument("--project", metavar="DIR", type=Path, help="Catch checkout (default: this repository)")
+    parser.add_argument("--no-3way", dest="three_way", action="store_false",
+                        help="do not fall back to a 3-way merge when a patch does not apply (default: 3-way on)")
+    parser.add_argument("--drop", metavar="NAME", action="append", default=[],
+                        help="drop this patch (repeatable; each needs a --reason)")
+    parser.add_argument("--reason", action="append", default=[], help="why the matching --drop is dropped")
+    parser.add_argument("--report", metavar="PATH", type=Path,
+                        help="also write the report here (PATH.md and PATH.json); always written to "
+                        "<upstream git dir>/catch-rebase-report.{md,json}")
+    parser.add_argument("--json", action="store_true", help="print the JSON report on stdout instead of a table")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` and run one rebase action; see the module docstring for exit statuses.
+
+    Raises:
+        UserError: bad arguments or bad state (reported as one line by :func:`catch_tools.errors.run_cli`).
+    """
+    args = build_parser().parse_args(argv)
+    if len(args.drop) != len(args.reason):
+        raise UserError("each --drop NAME needs its own --reason \"...\" (the reason goes into the report)")
+    drops = dict(zip(args.drop, args.reason, strict=True))
+    project = (args.project or repo_root()).resolve()
+    upstream = (args.source or project / "pytorch").resolve()
+    chosen = [bool(args.command), bool(args.onto), args.cont, args.abort]
+    if sum(chosen) > 1:
+        raise UserError("choose one of: status, --onto, --continue, --abort")
+    if not any(chosen) and not drops:
+        raise UserError("nothing to do: give --onto REF, --continue, --abort, --drop NAME --reason TEXT or status")
+    if args.source is None and not (upstream / ".git").exists():
+        raise UserError("the pytorch/ submodule is not checked out: run `git submodule update --init pytorch`, or "
+                        "pass --source DIR (a PyTorch clone)", path=upstream)
+    console = Console(stderr=True)
+    rebase = Rebase(project, upstream, progress=console.print if console.is_terminal else None)
+    if args.command == "status":
+        print(rebase.status())
+        return 0
+    if args.abort:
+        for warning in rebase.abort():
+            console.print(f"warning: {warning}")
+        print(f"rebase aborted: {upstream} and {project / 'patches'} are back to their state before it")
+        return 0
+    if args.onto:
+        via = [ref for ref in args.via.split(",") if ref]
+        outcome = rebase.start(args.onto, via, three_way=args.three_way, drops=drops, report_path=args.report)
+    else:
+        outcome = rebase.resume(drops)
+    if isinstance(outcome, Finished):
+        if args.json:
+            sys.stdout.write(report.to_json(outcome.report))
+        else:
+            report.print_summary(outcome.report, outcome.paths, Console())
+        return 0
+    hint = "" if args.project is None else f" --project {project}"
+    hint += "" if args.source is None else f" --source {upstream}"
+    console.print(outcome.message().replace("scripts/rebase.py ", f"scripts/rebase.py{hint} "), markup=False,
+                  highlight=False)
+    return 1

@@ -1,0 +1,531 @@
+"""The rebase itself: start, continue, drop, abort and status, resumable after a crash at any point.
+
+A rebase moves the series from the pinned base to ``--onto`` (through each ``--via`` release first):
+
+1. **replay**: the series files become commits on the old base (the pin) -- :func:`series.replay`;
+2. **apply**: for each step, patch by patch onto the step's release with :func:`pick.apply_patch`; a conflict stops
+   with the patch, its files and the commands to continue;
+3. **finalize**: ``patches/`` is regenerated from the new commits (unchanged patches stay byte-identical), the pin is
+   moved (manifest and ``pytorch`` gitlink), refs ``refs/patches/base``/``applied`` are set and the report is written.
+
+Every transition is saved in :class:`state.RebaseState` before the next one starts, and every transition is
+idempotent from its saved state (the work tree is reset to the recorded tip before a patch is retried; the final
+phase starts again from the ``patches/`` backup), so ``kill -9`` anywhere leaves a rebase that ``--continue`` finishes
+or ``--abort`` undoes. ``CATCH_REBASE_CRASH_AT=<point>[:<n>]`` kills the process with SIGKILL at the n-th time it passes
+``<point>`` (see :data:`CRASH_POINTS`), for the crash tests.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from catch_tools.errors import UserError
+from catch_tools.pin import load_pin, manifest_path
+from catch_tools.rebase import batch, pick, pinning, report, series
+from catch_tools.rebase.gitrepo import GitRepo
+from catch_tools.rebase.state import (
+    PatchState,
+    RebaseState,
+    StateStore,
+    StepResult,
+    changed_files,
+    copy_tree_exact,
+    tree_hash,
+)
+
+REF_BASE = "refs/patches/base"
+REF_APPLIED = "refs/patches/applied"
+REF_OLD_TIP = "refs/catch-rebase/old-tip"
+#: Where the crash hook can fire: state saved at start; series replayed on the old base; after a run/patch was applied
+#: but before its state was saved; conflict saved; resolution committed but not saved; step done; export written; pin
+#: written; report written (state not yet removed).
+CRASH_POINTS = ("start", "replay", "apply", "conflict", "resolve", "step", "export", "pin", "report")
+REPORT_NAME = "catch-rebase-report"
+_MARKER = re.compile(r"^(<{7}|>{7})( |$)", re.MULTILINE)
+#: Files git rewrites while we commit; ``--abort`` puts their old content back (with the report files).
+GIT_SCRATCH_FILES = ("ORIG_HEAD", "COMMIT_EDITMSG")
+_crash_counts: dict[str, int] = {}
+
+
+def _read_or_none(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def _crash_point(name: str) -> None:
+    """Test hook: signal ourselves when ``CATCH_REBASE_CRASH_AT`` names this point (``name`` or ``name:n``).
+
+    The signal is SIGKILL (like ``kill -9``: no cleanup at all), or SIGINT (Ctrl-C) when ``CATCH_REBASE_CRASH_SIGNAL``
+    is ``INT``.
+    """
+    want = os.environ.get("CATCH_REBASE_CRASH_AT")
+    if not want:
+        return
+    point, _, nth = want.partition(":")
+    if point != name:
+        return
+    _crash_counts[name] = _crash_counts.get(name, 0) + 1
+    if _crash_counts[name] == int(nth or 1):
+        sig = signal.SIGINT if os.environ.get("CATCH_REBASE_CRASH_SIGNAL") == "INT" else signal.SIGKILL
+        os.kill(os.getpid(), sig)
+
+
+@dataclass
+class Stopped:
+    """The rebase stopped at a conflict: ``patch`` could not be applied onto ``onto``; ``files`` hold the conflict."""
+
+    patch: str
+    onto: str
+    files: list[str]
+    detail: str
+    upstream: Path
+
+    def message(self) -> str:
+        """Multi-line guidance for the maintainer: what conflicted and the commands to go on."""
+        files = "\n".join(f"    {f}" for f in self.files)
+        return (
+            f"conflict: patch {self.patch} does not apply onto {self.onto} ({self.detail})\n"
+            f"  files:\n{files}\n"
+            f"  resolve them in {self.upstream} (remove every conflict marker; `git rm` a file the patch no longer "
+            "needs), then run:\n"
+            "    scripts/rebase.py --continue\n"
+            f"  or drop the patch:  scripts/rebase.py --drop {self.patch} --reason \"...\"\n"
+            "  or give up:         scripts/rebase.py --abort\n"
+        )
+
+
+@dataclass
+class Finished:
+    """The rebase completed: the report (dict, see :func:`report.build`) and the files it was written to."""
+
+    report: dict[str, Any]
+    paths: list[Path]
+
+
+Outcome = Stopped | Finished
+
+
+class Rebase:
+    """One upstream repository and one project checkout.
+
+    Args:
+        project: the Catch checkout root (holds ``patches/``; its git index holds the ``pytorch`` gitlink if any).
+        upstream: the upstream PyTorch work tree (the ``pytorch/`` submodule, a full clone, or the wheel-built repo).
+        progress: called with one line per event (patch applied, step done); default: silent.
+    """
+
+    def __init__(self, project: Path, upstream: Path, progress: Callable[[str], None] | None = None) -> None:
+        self.project = project.resolve()
+        self.patches = self.project / "patches"
+        self.repo = GitRepo(upstream)
+        self.store = StateStore(self.repo.git_dir)
+        self.progress = progress or (lambda _line: None)
+
+    # -- entry points ------------------------------------------------------------------------------------------------
+
+    def start(self, onto: str, via: list[str] | None = None, *, three_way: bool = True,
+              drops: dict[str, str] | None = None, report_path: Path | None = None) -> Outcome:
+        """Begin a rebase of the series onto ``onto`` (through ``via`` first).
+
+        Raises:
+            UserError: a rebase is in progress; a ref does not exist, is not newer than the base, or the refs are not in
+                order; the upstream work tree is dirty or mid-operation; a ``--drop`` names no patch or has no reason.
+        """
+        with self.store.lock():
+            if self.store.exists():
+                raise UserError("a rebase is already in progress; run rebase.py status, --continue or --abort",
+                                path=self.store.dir)
+            names = series.names(self.patches)
+            drops = dict(drops or {})
+            self._check_drops(drops, names)
+            old_base, old_ref = pinning.resolve_base(self.repo, self.project)
+            steps = [*(via or []), onto]
+            commits = self._resolve_steps(steps, old_base)
+            self._check_clean()
+            head_ref, head = self.repo.head()
+            state = RebaseState(
+                project=str(self.project), upstream=str(self.repo.path), series_names=names,
+                patches_hash=tree_hash(self.patches), orig_head_ref=head_ref, orig_head=head,
+                orig_refs={ref: self.repo.ref_value(ref) for ref in (REF_BASE, REF_APPLIED)},
+                orig_gitlink=pinning.project_gitlink(self.project),
+                orig_absent_dirs=[str(d) for d in self._engine_dirs() if not d.exists()],
+                orig_files={str(path): _read_or_none(path) for path in self._side_files(report_path)},
+                old_base=old_base, old_base_ref=old_ref,
+                steps=steps, step_commits=commits, three_way=three_way,
+                report_path=None if report_path is None else str(report_path.resolve()),
+            )
+            self.store.dir.mkdir(parents=True, exist_ok=True)
+            copy_tree_exact(self.patches, self.store.backup)
+            state.patches = [PatchState(name=n, commit="", drop_reason=drops.get(n)) for n in names]
+            self.store.save(state)
+            _crash_point("start")
+            try:
+                self._replay(state)
+            except UserError:
+                self._undo(state)  # the series does not apply to its own base: leave everything as it was
+                raise
+            return self._drive(state)
+
+    def resume(self, drops: dict[str, str] | None = None) -> Outcome:
+        """``--continue`` (and ``--drop`` during a rebase): go on from the saved state.
+
+        In a conflict, the maintainer's resolution is committed as the patch (status ``resolved``), or the patch is
+        dropped when ``drops`` names it. After a crash, the interrupted transition is redone.
+
+        Raises:
+            UserError: nothing in progress; ``patches/`` edited since the start; conflict markers or ``*.rej`` files
+                left; a drop naming no remaining patch or without a reason.
+        """
+        with self.store.lock():
+            state = self._load()
+            self._check_patches_untouched(state)
+            drops = dict(drops or {})
+            first = state.current if state.phase in ("apply", "conflict") else len(state.patches)
+            remaining = [p.name for p in state.patches[first:] if not p.gone]
+            self._check_drops(drops, remaining)
+            for p in state.patches:
+                if p.name in drops:
+                    p.drop_reason = drops[p.name]
+            if state.phase == "conflict":
+                self._settle_conflict(state)
+            return self._drive(state)
+
+    def abort(self) -> list[str]:
+        """``--abort``: put back the exact state from before the rebase (upstream HEAD and branch, work tree, refs
+        ``refs/patches/*``, ``patches/`` and pin, gitlink). Returns warnings (hand edits to ``patches/`` are kept in a
+        copy next to the state directory before being undone).
+
+        Raises:
+            UserError: no rebase in progress.
+        """
+        with self.store.lock():
+            return self._undo(self._load())
+
+    def _undo(self, state: RebaseState) -> list[str]:
+        """Put back everything recorded in ``state`` (see :meth:`abort`); remove the state."""
+        warnings = []
+        if self.patches.exists() and state.phase != "finalize" and tree_hash(self.patches) != state.patches_hash:
+            keep = self.repo.git_dir / "catch-rebase-aborted-patches"
+            copy_tree_exact(self.patches, keep)
+            edited = ", ".join(changed_files(self.patches, self.store.backup))
+            warnings.append(f"patches/ had been edited during the rebase ({edited}); that copy is kept in {keep}")
+        if (self.repo.git_dir / "rebase-apply").exists():
+            self.repo.run("am", "--abort", check=False)
+        if state.orig_head is not None:
+            self.repo.reset_hard(state.orig_head)
+            if state.orig_head_ref is not None:
+                self.repo.run("symbolic-ref", "HEAD", state.orig_head_ref)
+                self.repo.run("reset", "-q", "--hard", state.orig_head)
+        for ref, value in state.orig_refs.items():
+            self.repo.set_ref(ref, value)
+        for name, content in state.orig_files.items():
+            if content is None:
+                Path(name).unlink(missing_ok=True)
+            else:
+                Path(name).write_text(content, encoding="utf-8")
+        for directory in map(Path, state.orig_absent_dirs):
+            if directory.is_dir() and not any(directory.iterdir()):
+                directory.rmdir()
+        self.repo.set_ref(REF_OLD_TIP, None)
+        copy_tree_exact(self.store.backup, self.patches)
+        if state.orig_gitlink is not None and pinning.project_gitlink(self.project) != state.orig_gitlink:
+            pinning.set_gitlink(self.project, state.orig_gitlink)
+        self.store.remove()
+        return warnings
+
+    def status(self) -> str:
+        """Where a rebase stands, as a few lines of text ("no rebase in progress" when none)."""
+        if not self.store.exists():
+            return f"no rebase in progress in {self.repo.path}"
+        state = self.store.load()
+        total = len(state.steps)
+        step_ref = state.steps[min(state.step, total - 1)]
+        lines = [f"rebase in progress in {self.repo.path}: {state.old_base_ref} -> {state.steps[-1]}"
+                 + (f" via {', '.join(state.steps[:-1])}" if total > 1 else ""),
+                 f"phase: {state.phase}; step {state.step + 1}/{total} (onto {step_ref})"]
+        for number, p in enumerate(state.patches):
+            result = next((r for r in p.results if r.onto == step_ref), None)
+            if p.gone:
+                mark = p.final_status
+            elif result is not None:
+                mark = result.status
+            elif state.phase == "conflict" and number == state.current:
+                mark = "CONFLICT in " + ", ".join(state.conflict_files)
+            else:
+                mark = "pending" + (f" (to drop: {p.drop_reason})" if p.drop_reason else "")
+            lines.append(f"  {p.name}: {mark}")
+        if state.phase == "conflict":
+            lines.append("next: resolve, then rebase.py --continue (or --drop NAME --reason ..., or --abort)")
+        else:
+            lines.append("interrupted: run rebase.py --continue to finish or --abort to undo")
+        return "\n".join(lines)
+
+    def _engine_dirs(self) -> list[Path]:
+        """The patch engine's state directory (``<git-dir>/catch-patches``), created by its ``apply``."""
+        return [self.repo.git_dir / "catch-patches"]
+
+    def _side_files(self, report_path: Path | None) -> list[Path]:
+        """Files outside ``patches/`` a rebase may write: git's scratch files and the report files."""
+        stems = [self.repo.git_dir / REPORT_NAME] + ([] if report_path is None else [report_path.resolve()])
+        reports = [p for stem in stems for p in _report_files(stem)]
+        return [self.repo.git_dir / name for name in GIT_SCRATCH_FILES] + reports
+
+    def _load(self) -> RebaseState:
+        state = self.store.load()
+        if Path(state.project) != self.project:
+            raise UserError(f"the rebase in progress belongs to the project {state.project}; pass --project "
+                            f"{state.project}", path=self.project)
+        return state
+
+    # -- checks ------------------------------------------------------------------------------------------------------
+
+    def _check_drops(self, drops: dict[str, str], names: list[str]) -> None:
+        for name, reason in drops.items():
+            if name not in names:
+                raise UserError(f"--drop {name}: not a patch still to apply (droppable: {', '.join(names) or 'none'}; "
+                                 "to drop an earlier one, --abort and start again with --drop)",
+                                 path=self.patches / "series")
+            if not reason.strip():
+                raise UserError(f"--drop {name} needs --reason \"...\" (it goes into the report)")
+
+    def _resolve_steps(self, steps: list[str], old_base: str) -> list[str]:
+        commits, previous, previous_ref = [], old_base, "the pinned base"
+        for ref in steps:
+            commit = self.repo.resolve(ref)
+            if commit is None:
+                raise UserError(f"--onto/--via {ref}: no such tag or commit in the upstream repository",
+                                path=self.repo.path)
+            if commit == previous or not self.repo.is_ancestor(previous, commit):
+                raise UserError(f"{ref} is not newer than {previous_ref} ({previous[:12]}): refs must be later "
+                                "releases, in order", path=self.repo.path)
+            commits.append(commit)
+            previous, previous_ref = commit, ref
+        return commits
+
+    def _check_clean(self) -> None:
+        for marker in ("rebase-apply", "rebase-merge", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"):
+            if (self.repo.git_dir / marker).exists():
+                raise UserError(f"a git operation is in progress ({marker}); finish or abort it first",
+                                path=self.repo.path)
+        dirty = self.repo.dirty()
+        if dirty:
+            raise UserError(f"the upstream work tree is not clean ({len(dirty)} change(s), e.g. {dirty[0].strip()}); "
+                            "commit or discard them first", path=self.repo.path)
+
+    def _check_patches_untouched(self, state: RebaseState) -> None:
+        if state.phase == "finalize":
+            return  # the final phase rewrites patches/ itself, from the backup
+        if tree_hash(self.patches) != state.patches_hash:
+            edited = ", ".join(changed_files(self.patches, self.store.backup)) or "modes"
+            raise UserError(f"patches/ was edited by hand during the rebase ({edited}); undo the edit, or run "
+                            "rebase.py --abort", path=self.patches)
+
+    # -- the state machine -------------------------------------------------------------------------------------------
+
+    def _drive(self, state: RebaseState) -> Outcome:
+        while True:
+            if state.phase == "replay":
+                self._replay(state)
+            elif state.phase == "apply":
+                stopped = self._apply_step(state)
+                if stopped is not None:
+                    return stopped
+            elif state.phase == "conflict":
+                return self._stopped(state)
+            elif state.phase == "finalize":
+                return self._finalize(state)
+            else:
+                raise RuntimeError(f"unknown rebase phase {state.phase!r}")
+
+    def _replay(self, state: RebaseState) -> None:
+        pin = load_pin(manifest_path(self.project))
+        commits = series.replay(self.repo, self.patches, state.old_base, pin)
+        state.old_tip = commits[-1] if commits else state.old_base
+        self.repo.set_ref(REF_OLD_TIP, state.old_tip)
+        for p, commit in zip(state.patches, commits, strict=True):
+            p.commit = commit
+        state.phase, state.step, state.current, state.tip = "apply", 0, 0, state.step_commits[0]
+        self.store.save(state)
+        self.progress(f"replayed {len(commits)} patches on {state.old_base_ref}")
+        _crash_point("replay")
+
+    def _apply_step(self, state: RebaseState) -> Stopped | None:
+        """Move every remaining patch onto ``steps[step]``: runs of patches through :func:`batch.move_run` (in memory),
+        a patch the fast path cannot move through :func:`pick.apply_patch` (git, with a work tree). The state is saved
+        after each run and each patch, so a crash redoes at most one run (deterministically: same commit ids)."""
+        onto = state.steps[state.step]
+        assert state.tip is not None
+        live = [p for p in state.patches[state.current:] if not p.gone]
+        previous = state.old_base if state.step == 0 else state.step_commits[state.step - 1]
+        ours = list(batch.commit_files(self.repo, [p.commit for p in live]).values())
+        ids = batch.upstream_patch_ids(self.repo, previous, state.step_commits[state.step], ours)
+        while state.current < len(state.patches):
+            p = state.patches[state.current]
+            if p.gone:
+                state.current += 1
+                continue
+            if p.drop_reason:
+                p.results.append(StepResult(onto, "dropped", detail=p.drop_reason))
+                state.current += 1
+                self.store.save(state)
+                continue
+            run = []
+            for q in state.patches[state.current:]:
+                if q.gone:
+                    continue
+                if q.drop_reason:
+                    break
+                run.append(q)
+            moved = batch.move_run(self.repo, state.tip, [q.commit for q in run], [q.name for q in run], ids)
+            _crash_point("apply")
+            if moved.moved:
+                for q, m in zip(run, moved.moved, strict=False):
+                    q.results.append(StepResult(onto, m.status, m.detail, m.upstream_commit))
+                    q.new_commit = m.commit
+                state.tip = moved.tip
+                state.current = state.patches.index(run[len(moved.moved) - 1]) + 1
+                self.store.save(state)
+                self.progress(f"{onto}: moved {len(moved.moved)} patch(es) in memory")
+                continue
+            stopped = self._pick_one(state, p, onto, ids)
+            if stopped is not None:
+                return stopped
+        for p in state.patches:
+            if not p.gone:
+                assert p.new_commit is not None
+                p.commit, p.new_commit = p.new_commit, None
+        if state.step + 1 < len(state.steps):
+            state.step, state.current, state.tip = state.step + 1, 0, state.step_commits[state.step + 1]
+        else:
+            state.phase = "finalize"
+        self.store.save(state)
+        _crash_point("step")
+        return None
+
+    def _pick_one(self, state: RebaseState, p: PatchState, onto: str, ids: dict[str, str]) -> Stopped | None:
+        """The per-patch path: git apply (offsets), reverse check (upstreamed), 3-way cherry-pick or conflict."""
+        assert state.tip is not None
+        self.repo.reset_hard(state.tip)
+        outcome = pick.apply_patch(self.repo, p.commit, ids, state.three_way)
+        _crash_point("apply")
+        if outcome.status == "conflict":
+            state.phase, state.conflict_files, state.conflict_detail = "conflict", outcome.files, outcome.detail
+            self.store.save(state)
+            _crash_point("conflict")
+            return self._stopped(state)
+        p.results.append(StepResult(onto, outcome.status, outcome.detail, outcome.upstream_commit))
+        if outcome.commit:
+            p.new_commit, state.tip = outcome.commit, outcome.commit
+        state.current += 1
+        self.store.save(state)
+        self.progress(f"{onto}: {p.name}: {outcome.status}")
+        return None
+
+    def _settle_conflict(self, state: RebaseState) -> None:
+        p = state.patches[state.current]
+        onto = state.steps[state.step]
+        assert state.tip is not None
+        head = self.repo.resolve("HEAD")
+        if p.drop_reason:
+            self.repo.reset_hard(state.tip)
+            p.results.append(StepResult(onto, "dropped", detail=p.drop_reason, files=state.conflict_files))
+        elif head != state.tip and self.repo.resolve("HEAD^") == state.tip:
+            # a previous --continue committed the resolution and was killed before saving the state
+            p.results.append(StepResult(onto, "resolved", "conflict resolved by hand", files=state.conflict_files))
+            p.new_commit, state.tip = head, head
+        else:
+            self._check_resolved(state)
+            new = pick.commit_resolution(self.repo, p.commit)
+            if new is None:
+                p.results.append(StepResult(onto, "upstreamed", "resolved by hand to no change: upstream has it",
+                                            files=state.conflict_files))
+            else:
+                p.results.append(StepResult(onto, "resolved", "conflict resolved by hand", files=state.conflict_files))
+                p.new_commit, state.tip = new, new
+        _crash_point("resolve")
+        state.phase, state.current, state.conflict_files = "apply", state.current + 1, []
+        self.store.save(state)
+
+    def _check_resolved(self, state: RebaseState) -> None:
+        changed = set(state.conflict_files)
+        changed |= set(self.repo.run("diff", "--name-only", "HEAD").stdout.split())
+        changed |= set(self.repo.run("ls-files", "--others", "--exclude-standard").stdout.split())
+        for rel in sorted(changed):
+            path = self.repo.path / rel
+            if rel.endswith(".rej"):
+                raise UserError("rejected hunks file still present; resolve it and delete it", path=path)
+            if not path.is_file():
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+            match = _MARKER.search(text)
+            if match:
+                line = text.count("\n", 0, match.start()) + 1
+                raise UserError("conflict markers remain; resolve them, then run rebase.py --continue",
+                                path=path, line=line)
+
+    def _stopped(self, state: RebaseState) -> Stopped:
+        p = state.patches[state.current]
+        return Stopped(p.name, state.steps[state.step], state.conflict_files, state.conflict_detail, self.repo.path)
+
+    def _finalize(self, state: RebaseState) -> Finished:
+        if state.finalize_started:
+            copy_tree_exact(self.store.backup, self.patches)  # after a crash here: redo from the original bytes
+        else:
+            state.finalize_started = True
+            self.store.save(state)
+        kept = [p.name for p in state.patches if not p.gone]
+        new_base = state.step_commits[-1]
+        new_tip = state.tip or new_base
+        self.repo.reset_hard(new_tip, clean=False)  # the tree was clean: only the files that differ are written
+        self.repo.set_ref(REF_BASE, new_base)
+        self.repo.set_ref(REF_APPLIED, new_tip)
+        new_names = series.export(self.repo, self.patches, load_pin(manifest_path(self.project)))
+        if len(new_names) != len(kept):
+            raise RuntimeError(f"export wrote {len(new_names)} patches for the {len(kept)} kept ones")
+        renamed = dict(zip(kept, new_names, strict=True))
+        changed = [old for old, new in renamed.items()
+                   if old != new or (self.store.backup / old).read_bytes() != (self.patches / new).read_bytes()]
+        _crash_point("export")
+        target = pinning.pin_target(self.repo, state.steps[-1], new_base)
+        pinning.write_pin(self.project, target)
+        if state.orig_gitlink is not None:
+            pinning.set_gitlink(self.project, target.commit)
+        _crash_point("pin")
+        assert state.old_tip is not None
+        rdiff = report.range_diff(self.repo, state.old_base, state.old_tip, new_base, new_tip)
+        pin = {"tag": target.tag, "commit": target.commit, "wheel_version": target.wheel_version}
+        data = report.build(state, new_tip, renamed, rdiff, changed, pin)
+        paths = self._write_reports(state, data)
+        _crash_point("report")
+        self.repo.set_ref(REF_OLD_TIP, None)
+        self.store.remove()
+        return Finished(data, paths)
+
+    def _write_reports(self, state: RebaseState, data: dict[str, Any]) -> list[Path]:
+        markdown, text = report.to_markdown(data), report.to_json(data)
+        default = self.repo.git_dir / REPORT_NAME
+        targets = [default]
+        if state.report_path:
+            targets.append(Path(state.report_path))
+        written = []
+        for stem in targets:
+            md, js = _report_files(stem)
+            md.parent.mkdir(parents=True, exist_ok=True)
+            md.write_text(markdown, encoding="utf-8")
+            js.write_text(text, encoding="utf-8")
+            written += [md, js]
+        return written
+
+
+def _report_files(stem: Path) -> tuple[Path, Path]:
+    """``--report PATH`` -> (PATH.md, PATH.json); a given ``.md``/``.json`` suffix is replaced."""
+    base = stem.with_suffix("") if stem.suffix in (".md", ".json") else stem
+    return base.with_name(base.name + ".md"), base.with_name(base.name + ".json")

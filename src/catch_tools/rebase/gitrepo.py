@@ -1,0 +1,124 @@
+"""Thin, typed access to the upstream git repository the rebase works in (GitPython + the git CLI).
+
+Every git invocation goes through :class:`GitRepo.run` so that the committer identity and dates are fixed
+(reproducible commit ids, as the patch engine does for ``apply``) and so that failures are reported uniformly.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+
+from catch_tools.errors import UserError
+
+#: Committer of every commit the rebase creates (the patch engine's identity); the committer date is the author date
+#: (``git am --committer-date-is-author-date``), authors and messages are kept from the patch.
+COMMITTER = {
+    "GIT_COMMITTER_NAME": "Catch Patches",
+    "GIT_COMMITTER_EMAIL": "patches@catch.invalid",
+}
+#: User and system git configuration are ignored (git(1) ENVIRONMENT), so personal settings change no commit id.
+ISOLATION = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0",
+             "GIT_EDITOR": "true", "GIT_MERGE_AUTOEDIT": "no"}
+
+
+@dataclass(frozen=True)
+class GitResult:
+    """Outcome of one git command: exit status and decoded output streams."""
+
+    status: int
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.status == 0
+
+
+class GitRepo:
+    """A non-bare git work tree (the upstream PyTorch checkout or a clone of the wheel-built repository).
+
+    Raises:
+        UserError: when ``path`` is not a git work tree.
+    """
+
+    def __init__(self, path: Path) -> None:
+        try:
+            self.repo = git.Repo(path)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise UserError("not a git checkout (use --source DIR for another upstream checkout)", path=path) from None
+        if self.repo.bare or self.repo.working_tree_dir is None:
+            raise UserError("a bare repository has no work tree to rebase in", path=path)
+        self.path = Path(self.repo.working_tree_dir)
+        self.git_dir = Path(self.repo.git_dir).resolve()
+        self._env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
+        self._env.update(COMMITTER)
+        self._env.update(ISOLATION)
+
+    def run(self, *args: str, stdin: str | None = None, check: bool = True,
+            env: dict[str, str] | None = None) -> GitResult:
+        """Run ``git <args>`` in the work tree with the fixed committer; raise RuntimeError when ``check`` fails.
+
+        The git CLI is called directly (one process per command) rather than through GitPython's object layer:
+        the rebase needs git's own exit statuses and messages (``git apply -v`` offsets, merge conflicts).
+        """
+        proc = subprocess.run(["git", *args], cwd=self.path, input=stdin, capture_output=True, text=True,
+                              env={**self._env, **env} if env else self._env, check=False)
+        result = GitResult(proc.returncode, proc.stdout, proc.stderr)
+        if check and not result.ok:
+            raise RuntimeError(f"git {' '.join(args)} failed in {self.path}: {result.stderr.strip()}")
+        return result
+
+    def out(self, *args: str) -> str:
+        """Standard output of a git command that must succeed, stripped."""
+        return self.run(*args).stdout.strip()
+
+    def resolve(self, ref: str) -> str | None:
+        """The commit ``ref`` names (tag, branch, sha), or None when it names none."""
+        res = self.run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
+        return res.stdout.strip() if res.ok else None
+
+    def ref_value(self, name: str) -> str | None:
+        """Value of a full ref name such as ``refs/patches/base``, or None when absent."""
+        res = self.run("rev-parse", "--verify", "--quiet", name, check=False)
+        return res.stdout.strip() if res.ok else None
+
+    def set_ref(self, name: str, value: str | None) -> None:
+        """Point ``name`` at ``value``; delete it when ``value`` is None."""
+        if value is None:
+            self.run("update-ref", "-d", name, check=False)
+        else:
+            self.run("update-ref", name, value)
+
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        """``git merge-base --is-ancestor older newer``."""
+        return self.run("merge-base", "--is-ancestor", older, newer, check=False).ok
+
+    def head(self) -> tuple[str | None, str | None]:
+        """(symbolic ref of HEAD or None when detached, commit of HEAD or None in an empty repository)."""
+        sym = self.run("symbolic-ref", "-q", "HEAD", check=False)
+        return (sym.stdout.strip() or None) if sym.ok else None, self.resolve("HEAD")
+
+    def dirty(self) -> list[str]:
+        """``git status --porcelain`` lines (tracked changes and untracked files); empty when clean."""
+        return [line for line in self.run("status", "--porcelain", "--untracked-files=all").stdout.splitlines() if line]
+
+    def unmerged(self) -> list[str]:
+        """Paths with unmerged index entries (a conflict in progress)."""
+        return sorted(set(self.run("diff", "--name-only", "--diff-filter=U").stdout.split()))
+
+    def reset_hard(self, commit: str, *, clean: bool = True) -> None:
+        """Detach HEAD at ``commit`` and discard every change (merge state too; untracked files when ``clean``).
+
+        ``git reset --hard`` writes only the files that differ between the index and ``commit``.
+        """
+        self.run("update-ref", "--no-deref", "HEAD", commit)  # detach without moving any branch
+        self.run("reset", "-q", "--hard", "HEAD")
+        if clean:
+            self.run("clean", "-q", "-fd")
+        for leftover in ("MERGE_MSG", "AUTO_MERGE", "CHERRY_PICK_HEAD", "MERGE_HEAD"):
+            (self.git_dir / leftover).unlink(missing_ok=True)

@@ -1,0 +1,151 @@
+"""The rebase report: per patch status, old and new base, and ``git range-diff`` of the old series vs the new one.
+
+Statuses (issue 5): ``clean``, ``offset`` (applied with offset), ``3way`` (applied with 3-way merge -- flagged for
+review, ANCHORS pain point 7), ``resolved`` (conflict resolved by hand), ``upstreamed`` (dropped because upstream has
+the change; with the upstream commit when its patch-id matched), ``dropped`` (``--drop NAME --reason``).
+Nobody among the anchors ships a range-diff (pain point 4); a reviewer reads it as a diff of diffs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from catch_tools.rebase.gitrepo import GitRepo
+from catch_tools.rebase.state import STATUSES, RebaseState
+
+LABELS = {
+    "clean": "clean",
+    "offset": "applied with offset",
+    "3way": "applied with 3-way",
+    "resolved": "conflict resolved by hand",
+    "upstreamed": "upstreamed (dropped)",
+    "dropped": "dropped with reason",
+}
+
+
+def range_diff(repo: GitRepo, old_base: str, old_tip: str, new_base: str, new_tip: str) -> str:
+    """``git range-diff --no-color old_base..old_tip new_base..new_tip``.
+
+    git refuses an empty range; then the lines are written in range-diff's own notation (``1: <sha> < -: -------``
+    for a patch that is gone), so the report always shows what became of each old patch.
+    """
+    if old_base != old_tip and new_base != new_tip:
+        return repo.run("range-diff", "--no-color", f"{old_base}..{old_tip}", f"{new_base}..{new_tip}").stdout
+    lines = []
+    for side, (base, tip) in (("<", (old_base, old_tip)), (">", (new_base, new_tip))):
+        if base == tip:
+            continue
+        log = repo.run("log", "--reverse", "--format=%h %s", f"{base}..{tip}").stdout.splitlines()
+        for number, entry in enumerate(log, start=1):
+            sha, _, subject = entry.partition(" ")
+            left, right = (f"{number}:  {sha}", "-:  -------") if side == "<" else ("-:  -------", f"{number}:  {sha}")
+            lines.append(f"{left} {side} {right} {subject}")
+    return "".join(f"{line}\n" for line in lines)
+
+
+def build(state: RebaseState, new_tip: str, renamed: dict[str, str], rdiff: str, changed: list[str],
+          pin: dict[str, str]) -> dict[str, Any]:
+    """The report as a JSON-serialisable dict.
+
+    ``renamed`` maps each input patch still in the series to its file name after the export (the engine names files
+    ``NNNN-<subject>.patch`` by position); ``changed`` lists the input names whose file was rewritten or renamed.
+
+    Raises:
+        RuntimeError: when the accounting fails (an input patch neither in the output nor dropped): a bug, never
+            allowed to pass silently.
+    """
+    patches = []
+    for p in state.patches:
+        final = p.final_status
+        patches.append({
+            "name": p.name,
+            "status": final,
+            "label": LABELS.get(final, final),
+            "steps": [{"onto": r.onto, "status": r.status, "detail": r.detail, "upstream_commit": r.upstream_commit,
+                       "files": r.files} for r in p.results],
+            "reason": p.drop_reason,
+            "in_new_series": not p.gone,
+            "new_name": renamed.get(p.name),
+            "file_changed": p.name in changed,
+        })
+    kept = [p.name for p in state.patches if not p.gone]
+    gone = [p.name for p in state.patches if p.gone]
+    names_out = list(renamed.values())
+    # Every input patch is accounted for: inputs == outputs + upstreamed + dropped, nothing twice, nothing lost.
+    if (sorted(kept + gone) != sorted(state.series_names) or kept != list(renamed)
+            or len(set(names_out)) != len(names_out)
+            or any(p.final_status not in ("upstreamed", "dropped") for p in state.patches if p.gone)):
+        raise RuntimeError(f"patch accounting failed: inputs {state.series_names}, outputs {names_out}, gone {gone}")
+    counts = Counter(p["status"] for p in patches)
+    return {
+        "old_base": {"ref": state.old_base_ref, "commit": state.old_base},
+        "new_base": {"ref": state.steps[-1], "commit": state.step_commits[-1], "pin": pin},
+        "steps": [{"onto": ref, "commit": c} for ref, c in zip(state.steps, state.step_commits, strict=True)],
+        "three_way": state.three_way,
+        "inputs": len(state.series_names),
+        "outputs": len(names_out),
+        "counts": {s: counts.get(s, 0) for s in STATUSES},
+        "patches": patches,
+        "series_after": names_out,
+        "old_tip": state.old_tip,
+        "new_tip": new_tip,
+        "range_diff": rdiff,
+    }
+
+
+def to_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=2, sort_keys=True) + "\n"
+
+
+def to_markdown(report: dict[str, Any]) -> str:
+    """The report for humans (GitHub-flavoured Markdown)."""
+    old, new = report["old_base"], report["new_base"]
+    via = " -> ".join(s["onto"] for s in report["steps"])
+    lines = [
+        "# Patch series rebase report",
+        "",
+        f"- old base: `{old['ref']}` ({old['commit']})",
+        f"- new base: `{new['ref']}` ({new['commit']})",
+        f"- new pin: tag `{new['pin']['tag']}`, commit `{new['pin']['commit']}`, wheel `{new['pin']['wheel_version']}`",
+        f"- steps: {via}; 3-way: {'on' if report['three_way'] else 'off'}",
+        f"- patches: {report['inputs']} in, {report['outputs']} out, "
+        + ", ".join(f"{n} {LABELS[s]}" for s, n in report["counts"].items() if n),
+        "",
+        "| # | patch | status | details |",
+        "|---|---|---|---|",
+    ]
+    for number, p in enumerate(report["patches"], start=1):
+        details = "; ".join(_step_text(s, len(report["steps"]) > 1) for s in p["steps"] if s["detail"] or s["files"])
+        if p["reason"]:
+            details = f"reason: {p['reason']}" + (f"; {details}" if details else "")
+        name = f"`{p['name']}`" + (f" -> `{p['new_name']}`" if p["new_name"] not in (None, p["name"]) else "")
+        lines.append(f"| {number} | {name} | {p['label']} | {details.replace('|', '/')} |")
+    lines += ["", "## Range-diff (old series vs new series)", "", "```diff", report["range_diff"].rstrip(), "```", ""]
+    return "\n".join(lines)
+
+
+def _step_text(step: dict[str, Any], several: bool) -> str:
+    text = step["detail"]
+    if step["files"]:
+        text += f" (files: {', '.join(step['files'])})"
+    return f"{step['onto']}: {text}" if several else text
+
+
+def print_summary(report: dict[str, Any], paths: list[Path], console: Console | None = None) -> None:
+    """A short table on the terminal (rich; plain text when not a TTY)."""
+    console = console or Console()
+    table = Table(title=f"rebase {report['old_base']['ref']} -> {report['new_base']['ref']}")
+    table.add_column("patch")
+    table.add_column("status")
+    table.add_column("details", overflow="fold")
+    for p in report["patches"]:
+        details = p["reason"] or "; ".join(s["detail"] for s in p["steps"] if s["detail"])
+        table.add_row(p["name"], p["label"], details)
+    console.print(table)
+    console.print(f"{report['inputs']} patches in, {report['outputs']} out; report: " + ", ".join(map(str, paths)))

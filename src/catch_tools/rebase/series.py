@@ -1,0 +1,93 @@
+"""The series as the rebase sees it, through the patch engine (:mod:`catch_tools.patches`).
+
+- :func:`names`: the patch names in series order (engine: ``read_series_entries``);
+- :func:`replay`: the series as one reproducible commit per patch on the old base (engine: ``load_series``,
+  ``simulate``, ``fast_import`` -- ``apply_to_git`` without its checkout);
+- :func:`export`: ``patches/`` regenerated from the new commits (engine: ``export_series``: deterministic, a patch file
+  kept byte-for-byte when its change is equivalent -- ANCHORS pain point 2).
+
+The engine refuses an empty export (it would delete every patch by mistake); when a rebase has legitimately dropped
+every patch (all upstreamed or dropped with reasons), :func:`export` writes the empty series itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from catch_tools.errors import UserError
+from catch_tools.patches import apply_to_git, export_series, load_series, read_series_entries
+from catch_tools.patches.commits import fast_import
+from catch_tools.patches.engine import simulate
+from catch_tools.patches.gitapply import GitTreeReader
+from catch_tools.patches.gitrepo import open_target
+from catch_tools.pin import Pin
+from catch_tools.rebase.gitrepo import GitRepo
+
+
+def names(patches: Path) -> list[str]:
+    """Patch file names of ``patches/series`` in order (engine: ``read_series_entries``; files are parsed by
+    :func:`replay`).
+
+    Raises:
+        UserError: a series problem the engine reports (file and line named).
+    """
+    return [entry.name for entry in read_series_entries(patches)]
+
+
+def replay(repo: GitRepo, patches: Path, base: str, pin: Pin) -> list[str]:
+    """The series as commits on ``base``, one per patch, in series order; HEAD, index and work tree untouched.
+
+    The engine parses every patch (``load_series``), applies the series in memory on ``base`` (``simulate``, git's
+    matching rules) and writes the commits with one ``git fast-import`` -- its reproducible ``apply`` without the
+    checkout, which a rebase does not need on the old base. A series the in-memory engine cannot apply (binary
+    patches) goes through the engine's full ``apply_to_git`` instead.
+
+    Raises:
+        UserError: a patch does not parse or does not apply to its own base (the engine names it).
+    """
+    parsed = load_series(patches)
+    target = open_target(repo.path)
+    outcomes = simulate(parsed, GitTreeReader(target, base))
+    failed = next((o for o in outcomes if not o.ok), None)
+    if failed is None:
+        return fast_import(target, base, outcomes)
+    if any(change.binary for patch in parsed for change in patch.files):
+        return _replay_with_checkout(repo, patches, base, pin, [p.name for p in parsed])
+    problem = failed.problems[0]
+    raise UserError(f"does not apply to the pinned base {base[:12]}: {problem.message} (fix the series first: "
+                    "scripts/apply_patches.py check)", path=patches / failed.patch.name, line=problem.line)
+
+
+def _replay_with_checkout(repo: GitRepo, patches: Path, base: str, pin: Pin, expected: list[str]) -> list[str]:
+    repo.reset_hard(base)  # detached: the engine's checkout never moves a branch of the maintainer
+    result = apply_to_git(repo.path, patches, base=base, pin=pin, progress=False)
+    if result.stopped or [name for name, _commit in result.commits] != expected:
+        raise UserError("the series does not apply to its own base", path=patches / "series")
+    return [commit for _name, commit in result.commits]
+
+
+def export(repo: GitRepo, patches: Path, pin: Pin) -> list[str]:
+    """Regenerate ``patches/`` from ``refs/patches/base..HEAD`` of ``repo``; return the new series names.
+
+    The caller checks out the new series and sets ``refs/patches/base`` first. An empty range writes an empty series
+    (comment lines kept) and removes the old patch files.
+    """
+    if repo.resolve("HEAD") == repo.ref_value("refs/patches/base"):
+        _write_empty_series(patches)
+        return []
+    export_series(repo.path, patches, pin=pin)
+    return [entry.name for entry in read_series_entries(patches)]
+
+
+def _write_empty_series(patches: Path) -> None:
+    old = [entry.name for entry in read_series_entries(patches)]
+    header = []
+    for line in (patches / "series").read_text(encoding="utf-8").splitlines(keepends=True):
+        if line.strip() and not line.lstrip().startswith("#"):
+            break
+        header.append(line)
+    tmp = patches / ".series.tmp"
+    tmp.write_text("".join(header), encoding="utf-8")
+    tmp.replace(patches / "series")
+    for name in old:
+        (patches / name).unlink(missing_ok=True)
