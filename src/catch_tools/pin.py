@@ -111,7 +111,10 @@ def update_pin(path: Path, **changes: str | int) -> None:
             raise UserError(f"unknown pin key {key!r}", path=path)
         literal = str(value) if isinstance(value, int) else f'"{value}"'
         pattern = re.compile(rf"^({re.escape(keymap[key])}\s*=\s*)(.*)$", re.MULTILINE)
-        text, n = pattern.subn(lambda m, lit=literal: m.group(1) + lit, text, count=1)
+        def _replace(match: re.Match[str], lit: str = literal) -> str:
+            return match.group(1) + lit
+
+        text, n = pattern.subn(_replace, text, count=1)
         if n != 1:
             raise UserError(f"key {keymap[key]!r} not found", path=path)
     tmp = path.with_suffix(".toml.tmp")
