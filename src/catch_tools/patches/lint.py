@@ -1,7 +1,7 @@
 """``lint``: static checks of ``patches/`` (no tree needed). Every problem is reported, one line each.
 
 * every patch file in ``patches/`` is in ``series`` and every ``series`` entry exists; no duplicates
-  (files that are not patches: ``series``, ``manifest.toml``, ``*.md``, dot-files);
+  (files that are not patches: ``series``, ``manifest.toml``, ``interfaces-reviewed.toml``, ``*.md``, dot-files);
 * every patch parses (UTF-8, LF line endings, well-formed hunks, ``unidiff``) and changes something;
 * no path escapes the tree (absolute, ``..``, ``.git``, symlinks whose target leaves the tree);
 * binary changes only with a ``Catch-Binary: yes`` trailer;

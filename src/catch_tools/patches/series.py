@@ -17,7 +17,7 @@ from catch_tools.patches.parse import display_path, parse_patch
 
 SERIES_NAME = "series"
 #: Files in ``patches/`` that are not patches.
-NON_PATCH_FILES = frozenset({SERIES_NAME, "manifest.toml"})
+NON_PATCH_FILES = frozenset({SERIES_NAME, "manifest.toml", "interfaces-reviewed.toml"})
 _STRIP_RE = re.compile(r"^-p(\d+)$")
 
 

@@ -1,0 +1,19 @@
+#!/usr/bin/env python3
+"""Build the combined wheel torch-<version>.catch<N> (upstream torch + series + Catch). See --help.
+
+Thin entry point over :mod:`catch_tools.wheel.cli`; works from a checkout without installing the tooling.
+"""
+
+import sys
+from pathlib import Path
+
+try:
+    import catch_tools  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from catch_tools.errors import run_cli  # noqa: E402
+from catch_tools.wheel.cli import main  # noqa: E402
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))

@@ -1,0 +1,15 @@
+"""The native interface check: does the combined wheel keep every interface of the upstream torch wheel?
+
+- :mod:`.pair`    -- the two wheels, raw identity of members, unpacked trees.
+- :mod:`.files`   -- layer 0, files and metadata.
+- :mod:`.elf`     -- layer 1, ELF (pyelftools).
+- :mod:`.schemas` -- layer 2, operator schemas (probes in child interpreters, :mod:`._probe`).
+- :mod:`.pyapi`   -- layer 3, Python API (griffe).
+- :mod:`.report`  -- findings, exit bits, rich and JSON output.
+- :mod:`.check`   -- runs the layers; :mod:`.cli` -- ``scripts/check_native_interfaces.py``.
+"""
+
+from catch_tools.interfaces.check import run_check
+from catch_tools.interfaces.report import ERROR, INCOMPATIBLE, REVIEW, Report
+
+__all__ = ["ERROR", "INCOMPATIBLE", "REVIEW", "Report", "run_check"]

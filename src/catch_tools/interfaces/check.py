@@ -1,0 +1,53 @@
+"""The native interface check: run the selected layers on (upstream wheel, combined wheel) and build a report.
+
+Layers (rules in each module): 0 :mod:`.files`, 1 :mod:`.elf` (+ runtime ABI facts from :mod:`.schemas`' probes),
+2 :mod:`.schemas`, 3 :mod:`.pyapi`. Exit status: OR of the findings' bits (see :mod:`.report`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from catch_tools.interfaces.elf import check_elf
+from catch_tools.interfaces.files import check_files
+from catch_tools.interfaces.pair import WheelPair
+from catch_tools.interfaces.pyapi import check_api
+from catch_tools.interfaces.report import LayerResult, Report
+from catch_tools.interfaces.schemas import BACKEND_NAMESPACES, Probes, check_schemas, runtime_facts
+
+ALL_LAYERS = (0, 1, 2, 3)
+
+
+def run_check(upstream: Path, combined: Path, layers: Iterable[int] = ALL_LAYERS, *, python: str | None = None,
+              namespaces: tuple[str, ...] = BACKEND_NAMESPACES, full_elf: bool = False,
+              full_api: bool = False, runtime: bool = True, cache: bool = True) -> Report:
+    """Compare ``combined`` with ``upstream`` on ``layers``; ``runtime=False`` skips layer 1's probe part;
+    ``cache`` keeps the unpacked upstream tree and its probe for later runs (see :class:`WheelPair`).
+
+    Raises:
+        UserError (exit code 1): a wheel cannot be opened.
+    """
+    report = Report(str(upstream), str(combined))
+    with WheelPair(upstream, combined, cache=cache) as pair:
+        probes = Probes(pair, python)
+        try:
+            for layer in sorted(set(layers)):
+                start = time.perf_counter()
+                result: LayerResult
+                if layer == 0:
+                    result = check_files(pair)
+                elif layer == 1:
+                    result = check_elf(pair, full=full_elf)
+                    if runtime:
+                        runtime_facts(probes, result)
+                elif layer == 2:
+                    result = check_schemas(probes, namespaces)
+                else:
+                    result = check_api(pair, full=full_api)
+                result.seconds = time.perf_counter() - start
+                report.layers.append(result)
+        finally:
+            probes.close()
+    return report

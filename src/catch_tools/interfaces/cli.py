@@ -1,0 +1,81 @@
+"""``scripts/check_native_interfaces.py [UPSTREAM.whl] COMBINED.whl [--json] [--layers 0,1,2,3]``.
+
+Without ``UPSTREAM.whl`` the pinned upstream wheel is used (``patches/manifest.toml``; cached pip download).
+
+Exit status: OR of 1 (error: a layer could not run), 4 (change needing review), 8 (incompatible change); 0 when the
+combined wheel keeps every upstream interface. Unreadable wheels exit 1 with one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+
+from catch_tools.errors import UserError
+from catch_tools.interfaces.accept import apply_acceptances, load_acceptances
+from catch_tools.interfaces.check import ALL_LAYERS, run_check
+from catch_tools.interfaces.schemas import BACKEND_NAMESPACES
+from catch_tools.pin import load_pin
+from catch_tools.upstream import release_wheel
+
+
+def _layers(text: str) -> list[int]:
+    try:
+        layers = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"layers must be a comma-separated subset of 0,1,2,3, got {text!r}") from None
+    if not layers or any(x not in ALL_LAYERS for x in layers):
+        raise argparse.ArgumentTypeError(f"layers must be a comma-separated subset of 0,1,2,3, got {text!r}")
+    return layers
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="check_native_interfaces.py",
+        description="Compare the upstream torch wheel with the combined wheel: layer 0 files and metadata, 1 ELF, "
+                    "2 operator schemas, 3 Python API.",
+        epilog="Exit status: OR of 1 (error), 4 (change needing review), 8 (incompatible change); 0 = compatible. "
+               "2 = bad command line or reviewed-changes file.")
+    p.add_argument("wheels", type=Path, nargs="+", metavar="WHEEL",
+                   help="[UPSTREAM.whl] COMBINED.whl (default upstream: the pinned wheel)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
+    p.add_argument("--layers", type=_layers, default=list(ALL_LAYERS), help="layers to run (default 0,1,2,3)")
+    p.add_argument("--python", help="interpreter for the layer 1/2 probes (default: this one)")
+    p.add_argument("--backend-namespace", action="append", dest="namespaces",
+                   help=f"operator namespace of the backend (repeatable; default {', '.join(BACKEND_NAMESPACES)})")
+    p.add_argument("--full-elf", action="store_true", help="parse shared objects even when byte-identical")
+    p.add_argument("--full-api", action="store_true", help="load the whole torch package with griffe (slow)")
+    p.add_argument("--no-runtime", action="store_true", help="layer 1 without the probe of ABI runtime facts")
+    p.add_argument("--no-cache", action="store_true",
+                   help="do not keep the unpacked upstream wheel and its probe under the cache directory")
+    p.add_argument("--accept", type=Path, metavar="TOML",
+                   help="reviewed changes: review findings listed there become notes (see catch_tools.interfaces"
+                        ".accept)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv``, run the check, print the report; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if len(args.wheels) > 2:
+        parser.error("at most two wheels: [UPSTREAM.whl] COMBINED.whl")
+    combined = args.wheels[-1]
+    upstream = args.wheels[0] if len(args.wheels) == 2 else release_wheel(load_pin().wheel_version)
+    for path in (upstream, combined):
+        if not path.is_file():
+            raise UserError("wheel not found", path=path, exit_code=1)
+    accepted = load_acceptances(args.accept) if args.accept else []
+    report = run_check(upstream, combined, args.layers, python=args.python,
+                       namespaces=tuple(args.namespaces or BACKEND_NAMESPACES), full_elf=args.full_elf,
+                       full_api=args.full_api, runtime=not args.no_runtime, cache=not args.no_cache)
+    apply_acceptances(report, accepted)
+    if args.json:
+        print(report.to_json())
+    else:
+        report.render(Console(file=sys.stdout, width=160))
+    return report.exit_code

@@ -1,0 +1,196 @@
+"""The two wheels under comparison (upstream, combined): member lookup, raw identity, and unpacked trees.
+
+"Raw identical" means same compression method, CRC-32, sizes and compressed bytes: such a member holds the same file
+in both wheels, so checks of its contents can be skipped (the combined build copies unchanged members raw).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from catch_tools.errors import UserError
+from catch_tools.paths import cache_dir
+from catch_tools.wheel.metadata import split_wheel_filename
+from catch_tools.wheel.zipraw import RawMember, RawZipReader
+
+#: Members not needed to import torch (skipped when unpacking a tree for layers 2 and 3).
+NOT_FOR_IMPORT = ("torch/include/", "torch/test/", "torch/share/", "torch/bin/")
+#: ... except these (``import torch`` checks that the shared-memory manager exists).
+NEEDED_FOR_IMPORT = ("torch/bin/torch_shm_manager",)
+
+
+def wanted_for_import(name: str) -> bool:
+    """False for members under :data:`NOT_FOR_IMPORT` other than :data:`NEEDED_FOR_IMPORT`."""
+    return name in NEEDED_FOR_IMPORT or not name.startswith(NOT_FOR_IMPORT)
+
+
+def _dist_info(reader: RawZipReader) -> str:
+    name, version, _tags = split_wheel_filename(reader.path.name)
+    dist_info = f"{name}-{version}.dist-info"
+    if reader.get(f"{dist_info}/METADATA") is None:
+        raise UserError(f"wheel has no {dist_info}/METADATA", path=reader.path, exit_code=1)
+    return dist_info
+
+
+class WheelPair:
+    """Both wheels opened for the whole check (``with WheelPair(up, new) as pair``); trees unpacked lazily.
+
+    ``cache=True`` keeps the unpacked upstream tree (and, in :class:`~.schemas.Probes`, its plain probe) under
+    :func:`catch_tools.paths.cache_dir`, keyed by the wheel's sha256.
+
+    Raises:
+        UserError (exit code 1): a wheel that is missing, not a zip, or has no ``.dist-info``.
+    """
+
+    def __init__(self, upstream: Path, combined: Path, *, cache: bool = False):
+        try:
+            self.up = RawZipReader(upstream)
+            self.new = RawZipReader(combined)
+        except UserError as err:
+            err.exit_code = 1
+            raise
+        self.up_di = _dist_info(self.up)
+        self.new_di = _dist_info(self.new)
+        self._tmp = tempfile.TemporaryDirectory(prefix="catch-ifcheck-")
+        self._trees: dict[str, Path] = {}
+        self.cache = cache
+        self._up_sha: str | None = None
+
+    def __enter__(self) -> WheelPair:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close both wheels and remove unpacked trees."""
+        self.up.close()
+        self.new.close()
+        self._tmp.cleanup()
+
+    def counterpart(self, up_name: str) -> str:
+        """Name in the combined wheel of upstream member ``up_name`` (``.dist-info`` renamed)."""
+        prefix = f"{self.up_di}/"
+        return f"{self.new_di}/{up_name[len(prefix):]}" if up_name.startswith(prefix) else up_name
+
+    def raw_identical(self, up_member: RawMember) -> bool:
+        """True when the combined wheel has the member with the same compressed bytes (see module doc)."""
+        other = self.new.get(self.counterpart(up_member.name))
+        if other is None:
+            return False
+        same_meta = (other.method, other.crc, other.file_size, other.compress_size) == (
+            up_member.method, up_member.crc, up_member.file_size, up_member.compress_size)
+        if not same_meta:
+            return False
+        with self.up.raw(up_member) as a, self.new.raw(other) as b:
+            return a == b
+
+    def upstream_sha256(self) -> str:
+        """Hex sha256 of the upstream wheel file (computed once; the key of the caches)."""
+        if self._up_sha is None:
+            self._up_sha = hashlib.sha256(self.up.mapping()).hexdigest()
+        return self._up_sha
+
+    def tree(self, which: str, keep: Callable[[str], bool] | None = None) -> Path:
+        """Unpack ``which`` ("upstream" or "combined") without :data:`NOT_FOR_IMPORT`; cached per wheel.
+
+        ``keep`` filters member names further (a full tree already unpacked is returned instead). With
+        ``cache=True`` the full upstream tree is kept under ``<cache>/unpacked/<sha256 of the wheel>`` for later
+        checks (its ``__pycache__`` too, so later probes import faster).
+
+        Combined members raw identical to upstream are hard-linked from the upstream tree when it exists (saves
+        decompressing libtorch twice). Executable modes are kept.
+        """
+        key = which if keep is None else f"{which}-filtered"
+        for cached in (which, key):
+            if cached in self._trees:
+                return self._trees[cached]
+        if which == "upstream" and self.cache:
+            self._trees["upstream"] = self._cached_upstream_tree()
+            return self._trees["upstream"]
+        reader = self.up if which == "upstream" else self.new
+        up_root = None
+        if which == "combined":
+            up_root = self._trees.get("upstream" if keep is None else "upstream-filtered", self._trees.get("upstream"))
+        root = Path(self._tmp.name) / key
+        self._unpack(reader, root, keep, up_root)
+        self._trees[key] = root
+        return root
+
+    def _cached_upstream_tree(self) -> Path:
+        base = cache_dir() / "unpacked" / self.upstream_sha256()
+        if (base / ".complete").is_file():
+            return base
+        staging = base.parent / f".{base.name}.{os.getpid()}.tmp"
+        shutil.rmtree(staging, ignore_errors=True)
+        self._unpack(self.up, staging, None, None)
+        (staging / ".complete").write_text(self.up.path.name + "\n")
+        try:
+            staging.rename(base)
+        except OSError:  # a concurrent check finished first: use its tree
+            shutil.rmtree(staging, ignore_errors=True)
+            if not (base / ".complete").is_file():
+                raise
+        return base
+
+    def _unpack(self, reader: RawZipReader, root: Path, keep: Callable[[str], bool] | None,
+                up_root: Path | None) -> None:
+        up_names = {self.counterpart(m.name): m for m in self.up.members} if up_root else {}
+        todo: list[RawMember] = []
+        linked: set[str] = set()
+        for member in reader.members:
+            name = member.name
+            if name.endswith("/") or not wanted_for_import(name) or (keep and not keep(name)):
+                continue
+            if ".." in Path(name).parts or name.startswith("/"):
+                raise UserError(f"unsafe member path {name}", path=reader.path, exit_code=1)
+            target = root / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            up_member = up_names.get(name)
+            if up_root is not None and up_member is not None and self.raw_identical(up_member):
+                try:
+                    os.link(up_root / up_member.name, target)
+                    linked.add(name)
+                    continue
+                except OSError:  # missing (filtered tree) or another file system: unpack instead
+                    pass
+            todo.append(member)
+
+        def write(member: RawMember) -> None:
+            target = root / member.name
+            target.write_bytes(reader.read(member))
+            mode = (member.external_attr >> 16) & 0o777
+            if mode:
+                target.chmod(mode)
+
+        # zlib releases the GIL: two threads, largest first, overlap libtorch_cpu.so with everything else
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            list(pool.map(write, sorted(todo, key=lambda m: -m.file_size)))
+        if up_root is not None:
+            _link_bytecode(up_root, root, linked)
+
+
+def _link_bytecode(up_root: Path, root: Path, linked: set[str]) -> None:
+    """Hard-link ``__pycache__/<stem>.*.pyc`` of the upstream tree for sources linked into ``root``.
+
+    A linked source is the same inode (same mtime and size), so the bytecode CPython wrote for it while probing the
+    cached upstream tree is valid here too (PEP 3147 layout, PEP 552 timestamp validation): the probe of the combined
+    wheel then compiles only the files that differ.
+    """
+    for cache in up_root.rglob("__pycache__"):
+        rel_dir = cache.parent.relative_to(up_root)
+        for pyc in cache.glob("*.pyc"):
+            source = (rel_dir / (pyc.name.split(".", 1)[0] + ".py")).as_posix()
+            if source not in linked:
+                continue
+            dest = root / rel_dir / "__pycache__" / pyc.name
+            dest.parent.mkdir(exist_ok=True)
+            with contextlib.suppress(OSError):
+                os.link(pyc, dest)

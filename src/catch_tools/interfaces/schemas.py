@@ -1,0 +1,211 @@
+"""Layer 2: operator schemas, plus the runtime facts layer 1 compares; both from probes of the unpacked wheels.
+
+Each wheel is unpacked into its own directory and probed in its own interpreter (:mod:`._probe`) with
+``PYTHONPATH=<tree>``, so ``import torch`` finds the unpacked torch before any installed one; the probe's
+``torch.__file__`` is checked to be inside the tree. torch's pure-Python dependencies come from the interpreter's
+site-packages (``--python`` picks the interpreter; it needs sympy, networkx, jinja2, fsspec, filelock,
+typing-extensions: e.g. any environment with torch installed).
+
+Rules (PyTorch's schema BC check, ANCHORS.md section 3): with ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` the combined
+wheel's schema set equals upstream's (a difference is incompatible if a schema is gone, review if one is added); with
+the backend imported every added schema is in a backend namespace (else review) and every upstream schema has a
+backward-compatible match (``FunctionSchema.is_backward_compatible_with``, empty allow-list; else incompatible).
+Modules the backend's import pulls in (``torch._dynamo``...) can register upstream ops of their own; those are
+told apart by probing upstream with the same ``torch.*`` modules imported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from catch_tools.interfaces import _probe
+from catch_tools.interfaces.pair import WheelPair
+from catch_tools.interfaces.report import ERROR, INCOMPATIBLE, REVIEW, LayerResult
+from catch_tools.paths import cache_dir
+
+BACKEND_PACKAGE = "torch_mlu"
+BACKEND_NAMESPACES = ("torch_mlu", "mlu")
+PROBE_TIMEOUT_S = 600
+
+
+class ProbeError(Exception):
+    """A probe could not run; the message is one line."""
+
+
+class Probes:
+    """Runs and caches probes of the two wheels of a :class:`WheelPair`."""
+
+    def __init__(self, pair: WheelPair, python: str | None = None):
+        self.pair = pair
+        self.python = python or sys.executable
+        self._cache: dict[tuple[str, str], dict[str, Any]] = {}
+        self._tmp = tempfile.TemporaryDirectory(prefix="catch-probe-")
+
+    def close(self) -> None:
+        """Remove probe files."""
+        self._tmp.cleanup()
+
+    def run(self, which: str, mode: str = "plain", arg: str | None = None,
+            bc_against: list[str] | None = None) -> dict[str, Any]:
+        """Probe ``which`` ("upstream"/"combined") in ``mode`` (see :mod:`._probe`); cached per (which, mode).
+
+        Raises:
+            ProbeError: the child failed (last stderr line quoted), or imported torch from outside the tree.
+        """
+        key = (which, mode)
+        if key in self._cache:
+            return self._cache[key]
+        tree = self.pair.tree(which)
+        stored = self._stored_path(which, mode, bc_against)
+        if stored is not None and stored.is_file():
+            self._cache[key] = json.loads(stored.read_text())
+            return self._cache[key]
+        work = Path(self._tmp.name) / f"{which}-{mode}"
+        work.mkdir(parents=True, exist_ok=True)
+        out = work / "out.json"
+        dropped = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONDONTWRITEBYTECODE")
+        env = {k: v for k, v in os.environ.items() if k not in dropped}
+        # bytecode is written into the temporary tree so later probes of the same tree import faster
+        env.update(PYTHONPATH=str(tree), PYTHONNOUSERSITE="1",
+                   TORCH_DEVICE_BACKEND_AUTOLOAD="1" if mode == "backend" else "0")
+        if bc_against is not None:
+            old = work / "old-schemas.json"
+            old.write_text(json.dumps(bc_against))
+            env["CATCH_PROBE_BC_AGAINST"] = str(old)
+        argv = [self.python, "-c", Path(_probe.__file__).read_text(encoding="utf-8"), str(out), mode]
+        if arg:
+            argv.append(arg)
+        try:
+            proc = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
+                                  check=False)
+        except subprocess.TimeoutExpired:
+            raise ProbeError(f"probe of the {which} wheel timed out after {PROBE_TIMEOUT_S} s") from None
+        if proc.returncode != 0 or not out.is_file():
+            lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+            raise ProbeError(f"probe of the {which} wheel ({mode}) failed: {lines[-1] if lines else 'no output'}")
+        result: dict[str, Any] = json.loads(out.read_text())
+        if not Path(result["torch_file"]).resolve().is_relative_to(tree.resolve()):
+            raise ProbeError(f"probe imported torch from {result['torch_file']}, not from the unpacked {which} wheel")
+        self._cache[key] = result
+        if stored is not None:
+            stored.parent.mkdir(parents=True, exist_ok=True)
+            staging = stored.with_name(f"{stored.name}.{os.getpid()}.tmp")
+            staging.write_text(json.dumps(result))
+            staging.replace(stored)
+        return result
+
+    def _stored_path(self, which: str, mode: str, bc_against: list[str] | None) -> Path | None:
+        """Where the plain probe of a cached upstream tree is kept (None: not cacheable).
+
+        Key: the wheel's sha256, the probe's source, and the interpreter (path and modification time).
+        """
+        if which != "upstream" or mode != "plain" or bc_against is not None or not self.pair.cache:
+            return None
+        source = Path(_probe.__file__).read_bytes()
+        interp = Path(self.python)
+        stamp = f"{interp.resolve()}:{interp.stat().st_mtime_ns}" if interp.exists() else self.python
+        digest = hashlib.sha256(source + stamp.encode()).hexdigest()[:16]
+        return cache_dir() / "probes" / f"{self.pair.upstream_sha256()}-{digest}.json"
+
+    def plain_pair(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Upstream and combined probed with autoload off, in parallel (trees unpacked first, upstream first)."""
+        self.pair.tree("upstream")
+        self.pair.tree("combined")
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            up = pool.submit(self.run, "upstream")
+            new = pool.submit(self.run, "combined")
+            return up.result(), new.result()
+
+
+def runtime_facts(probes: Probes, res: LayerResult) -> None:
+    """Layer 1's runtime part: ``compiled_with_cxx11_abi()`` and ``torch._C`` ABI attributes equal."""
+    try:
+        up, new = probes.plain_pair()
+    except ProbeError as err:
+        res.add(ERROR, "probe-failed", str(err))
+        return
+    if up["cxx11_abi"] != new["cxx11_abi"]:
+        res.add(INCOMPATIBLE, "cxx11-abi-changed",
+                f"torch.compiled_with_cxx11_abi() {up['cxx11_abi']} -> {new['cxx11_abi']}")
+    if up["abi_attrs"] != new["abi_attrs"]:
+        res.add(INCOMPATIBLE, "pybind11-abi-changed",
+                f"torch._C ABI attributes {up['abi_attrs']} -> {new['abi_attrs']}")
+    names = ", ".join(sorted(up["abi_attrs"])) or "none"
+    res.notes.append(f"runtime ABI facts compared: compiled_with_cxx11_abi, torch._C attributes: {names}")
+
+
+def in_namespace(schema: str, namespaces: tuple[str, ...]) -> bool:
+    """True for ``ns::op...`` with ``ns`` in ``namespaces`` (custom classes: ``__torch__.torch.classes.ns.``)."""
+    if schema.split("(", 1)[0].split("::", 1)[0] in namespaces and "::" in schema.split("(", 1)[0]:
+        return True
+    return any(f"__torch__.torch.classes.{ns}." in schema for ns in namespaces)
+
+
+def compare_plain(old: dict[str, Any], new: dict[str, Any], res: LayerResult) -> None:
+    """Backend not imported: schema sets (operators and custom classes) must be equal."""
+    for key, label in (("schemas", "operator"), ("class_schemas", "custom-class")):
+        before, after = set(old[key]), set(new[key])
+        for text in sorted(before - after):
+            res.add(INCOMPATIBLE, "schema-changed-without-backend", f"upstream {label} schema missing: {text}")
+        for text in sorted(after - before):
+            res.add(REVIEW, "schema-added-without-backend", f"{label} schema added with the backend off: {text}")
+
+
+def stray_additions(old: dict[str, Any], with_backend: dict[str, Any], namespaces: tuple[str, ...]) -> list[str]:
+    """Schemas present with the backend imported, absent upstream, and outside ``namespaces``."""
+    out: list[str] = []
+    for key in ("schemas", "class_schemas"):
+        added = set(with_backend[key]) - set(old[key])
+        out.extend(sorted(s for s in added if not in_namespace(s, namespaces)))
+    return out
+
+
+def compare_backend(with_backend: dict[str, Any], baseline: dict[str, Any], namespaces: tuple[str, ...],
+                    res: LayerResult) -> None:
+    """Backend imported: BC of every upstream schema (``bc_failures`` from the probe), additions confined to
+    ``namespaces`` and nothing removed, both relative to ``baseline`` (upstream with the same modules imported)."""
+    for text in with_backend.get("bc_failures", []):
+        res.add(INCOMPATIBLE, "schema-not-backward-compatible",
+                f"no backward-compatible schema with the backend imported for: {text}")
+    for text in stray_additions(baseline, with_backend, namespaces):
+        res.add(REVIEW, "schema-added-outside-backend", f"schema added outside {'/'.join(namespaces)}: {text}")
+    for key in ("schemas", "class_schemas"):
+        for text in sorted(set(baseline[key]) - set(with_backend[key])):
+            res.add(INCOMPATIBLE, "schema-removed-by-backend", f"schema gone when the backend is imported: {text}")
+
+
+def check_schemas(probes: Probes, namespaces: tuple[str, ...] = BACKEND_NAMESPACES) -> LayerResult:
+    """Run layer 2 (see module doc)."""
+    res = LayerResult(2)
+    try:
+        old, new = probes.plain_pair()
+        if "schemas" not in old or "schemas" not in new:
+            raise ProbeError("torch has no torch._C._jit_get_all_schemas (not a real torch build)")
+        compare_plain(old, new, res)
+        res.notes.append(f"{len(old['schemas'])} operator and {len(old['class_schemas'])} custom-class schemas "
+                         "upstream")
+        if probes.pair.new.get(f"{BACKEND_PACKAGE}/__init__.py") is None:
+            res.notes.append(f"combined wheel has no {BACKEND_PACKAGE} package: backend probe skipped")
+            return res
+        with_backend = probes.run("combined", "backend", BACKEND_PACKAGE, bc_against=old["schemas"])
+        baseline = old
+        if stray_additions(old, with_backend, namespaces):
+            modules = Path(probes._tmp.name) / "modules.json"
+            modules.write_text(json.dumps([m for m in with_backend["modules"] if m != "torch.mlu"]))
+            baseline = probes.run("upstream", "modules", str(modules))
+            res.notes.append("upstream re-probed with the backend's torch.* modules imported "
+                             f"({len(with_backend['modules'])} modules)")
+        compare_backend(with_backend, baseline, namespaces, res)
+        added = len(set(with_backend["schemas"]) - set(baseline["schemas"]))
+        res.notes.append(f"backend import adds {added} schema(s); backend at {with_backend.get('backend_file')}")
+    except ProbeError as err:
+        res.add(ERROR, "probe-failed", str(err))
+    return res

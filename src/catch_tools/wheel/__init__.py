@@ -1,0 +1,16 @@
+"""The combined wheel: upstream torch + the series + the Catch backend (``torch_mlu``) in one wheel.
+
+- :mod:`.zipraw`   -- raw (no recompression) zip member copy and a minimal zip writer.
+- :mod:`.record`   -- RECORD parsing, writing and verification (cached by file hash).
+- :mod:`.metadata` -- version, entry points and ``torch/version.py`` edits.
+- :mod:`.inputs`   -- validation of the upstream wheel against the pin and of the backend wheel.
+- :mod:`.series`   -- the one contact point with the patch engine.
+- :mod:`.overlay`  -- the overlay build (default mode).
+- :mod:`.source`   -- the source build plan (``--from-source``).
+- :mod:`.sources`  -- obtaining the input wheels (pip download, pip wheel of ``catch/``).
+- :mod:`.cli`      -- ``scripts/build_wheel.py``.
+"""
+
+from catch_tools.wheel.overlay import BuildResult, build_overlay
+
+__all__ = ["BuildResult", "build_overlay"]

@@ -1,0 +1,148 @@
+"""Validation of the two input wheels of the combined build: upstream torch (against the pin) and Catch (torch_mlu).
+
+Rules: the upstream wheel's file-name version and METADATA ``Version`` must equal the pin's ``wheel_version``
+(PEP 440 comparison) and ``torch/version.py``'s ``git_version`` the pin's commit; the backend wheel must be
+``torch_mlu``, carry only ``torch_mlu/`` besides its ``.dist-info``, declare a ``[torch.backends]`` entry point (the
+group PyTorch >= 2.5 autoloads on ``import torch``), be installable wherever the upstream wheel is (same interpreter and
+ABI, or ``py3``/``none``/``abi3``; same CPU architecture or ``any``), and require nothing torch does not.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.tags import Tag
+from packaging.utils import canonicalize_name, parse_wheel_filename
+from packaging.version import Version
+
+from catch_tools.errors import UserError
+from catch_tools.wheel.metadata import GIT_VERSION_PY, metadata_field, split_wheel_filename
+from catch_tools.wheel.record import RecordRow, read_rows, verify_wheel
+from catch_tools.wheel.zipraw import RawMember, RawZipReader
+
+BACKEND_PACKAGE = "torch_mlu"
+AUTOLOAD_GROUP = "torch.backends"
+
+
+@dataclass
+class WheelInfo:
+    """A validated input wheel: its reader, file-name parts, ``.dist-info`` directory and verified RECORD rows."""
+
+    reader: RawZipReader
+    name: str
+    version: str
+    tags: str
+    dist_info: str
+    rows: dict[str, RecordRow]
+
+    def member(self, relpath: str) -> RawMember:
+        """The dist-info member ``relpath`` (e.g. ``METADATA``); UserError if absent."""
+        found = self.reader.get(f"{self.dist_info}/{relpath}")
+        if found is None:
+            raise UserError(f"wheel has no {self.dist_info}/{relpath}", path=self.reader.path)
+        return found
+
+    def text(self, relpath: str) -> str:
+        """A dist-info file as text."""
+        return self.reader.read(self.member(relpath)).decode("utf-8")
+
+
+def open_wheel(reader: RawZipReader, *, verify_cache: bool = True, hash_members: bool = True) -> WheelInfo:
+    """Parse the file name, find ``{name}-{version}.dist-info`` and verify RECORD (see :func:`verify_wheel`).
+
+    ``hash_members=False`` checks only RECORD's listing; the caller must then run :func:`verify_rows` itself.
+    """
+    name, version, tags = split_wheel_filename(reader.path.name)
+    dist_info = f"{name}-{version}.dist-info"
+    if reader.get(f"{dist_info}/METADATA") is None:
+        raise UserError(f"wheel has no {dist_info}/METADATA", path=reader.path)
+    if hash_members:
+        rows = verify_wheel(reader, f"{dist_info}/RECORD", use_cache=verify_cache)
+    else:
+        rows = read_rows(reader, f"{dist_info}/RECORD")
+    return WheelInfo(reader, name, version, tags, dist_info, rows)
+
+
+def check_upstream(info: WheelInfo, wheel_version: str, commit: str | None) -> None:
+    """Refuse an upstream wheel that is not torch ``wheel_version`` built from ``commit`` (None: skip commit check).
+
+    Raises:
+        UserError: another project, another version (file name or METADATA), or another ``git_version``.
+    """
+    where = info.reader.path
+    if canonicalize_name(info.name) != "torch":
+        raise UserError(f"upstream wheel is {info.name}, not torch", path=where)
+    if Version(info.version) != Version(wheel_version):
+        raise UserError(f"upstream wheel is torch {info.version} but the pin wants {wheel_version} "
+                        "(patches/manifest.toml)", path=where)
+    meta = metadata_field(info.text("METADATA"), "Version")
+    if not meta or Version(meta[0]) != Version(wheel_version):
+        raise UserError(f"METADATA Version {meta[:1]} does not match the pin's {wheel_version}", path=where)
+    if commit is None:
+        return
+    version_py = info.reader.get("torch/version.py")
+    if version_py is None:
+        raise UserError("upstream wheel has no torch/version.py", path=where)
+    match = GIT_VERSION_PY.search(info.reader.read(version_py).decode("utf-8"))
+    found = match.group(1) if match else "none"
+    if found != commit:
+        raise UserError(f"upstream wheel was built from commit {found}, the pin is {commit}", path=where)
+
+
+def _compatible(backend: Tag, upstream: Tag) -> bool:
+    arch = upstream.platform.rsplit("_", 1)[-1] if "_" in upstream.platform else upstream.platform
+    interp_ok = backend.interpreter in (upstream.interpreter, "py3", f"py{upstream.interpreter[2:]}")
+    abi_ok = backend.abi in (upstream.abi, "none", "abi3")
+    plat_ok = backend.platform == "any" or backend.platform.endswith(f"_{arch}")
+    return interp_ok and abi_ok and plat_ok
+
+
+def backend_payload(info: WheelInfo, upstream: WheelInfo, combined_version: str) -> list[RawMember]:
+    """Check the backend wheel (see module doc) and return its members outside ``.dist-info``, sorted by name.
+
+    Raises:
+        UserError: wrong project, a file outside ``torch_mlu/``, incompatible tags, a missing ``torch.backends``
+            entry point, a torch requirement the combined version does not satisfy, or another requirement torch
+            does not have.
+    """
+    where = info.reader.path
+    if canonicalize_name(info.name) != canonicalize_name(BACKEND_PACKAGE):
+        raise UserError(f"backend wheel is {info.name}, expected {BACKEND_PACKAGE}", path=where)
+    up_tags = parse_wheel_filename(upstream.reader.path.name)[3]
+    for tag in parse_wheel_filename(info.reader.path.name)[3]:
+        if not any(_compatible(tag, up) for up in up_tags):
+            raise UserError(f"backend wheel tag {tag} does not fit the upstream wheel's {upstream.tags}", path=where)
+    payload = []
+    for member in info.reader.members:
+        if member.name.startswith(f"{info.dist_info}/") or member.name.endswith("/"):
+            continue
+        top = member.name.split("/", 1)[0]
+        if top != BACKEND_PACKAGE or posixpath.normpath(member.name) != member.name:
+            raise UserError(f"backend wheel has {member.name} outside {BACKEND_PACKAGE}/", path=where)
+        payload.append(member)
+    if not payload:
+        raise UserError(f"backend wheel has no {BACKEND_PACKAGE}/ files", path=where)
+    eps = info.text("entry_points.txt") if info.reader.get(f"{info.dist_info}/entry_points.txt") else ""
+    if f"[{AUTOLOAD_GROUP}]" not in eps:
+        raise UserError(f"backend wheel declares no [{AUTOLOAD_GROUP}] entry point (torch would not autoload it)",
+                        path=where)
+    upstream_reqs = {canonicalize_name(Requirement(r).name) for r in
+                     metadata_field(upstream.text("METADATA"), "Requires-Dist")}
+    for text in metadata_field(info.text("METADATA"), "Requires-Dist"):
+        try:
+            req = Requirement(text)
+        except InvalidRequirement as err:
+            raise UserError(f"backend METADATA: bad Requires-Dist {text!r}: {err}", path=where) from None
+        if req.marker is not None and "extra" in str(req.marker):
+            continue
+        name = canonicalize_name(req.name)
+        if name == "torch":
+            if not req.specifier.contains(Version(combined_version), prereleases=True):
+                raise UserError(f"backend requires {req}, which torch {combined_version} does not satisfy",
+                                path=where)
+        elif name not in upstream_reqs:
+            raise UserError(f"backend requires {req.name}, which torch does not: add it to the backend's "
+                            "dependencies only if torch has it", path=where)
+    return sorted(payload, key=lambda m: m.name)

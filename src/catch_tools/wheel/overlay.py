@@ -1,0 +1,286 @@
+"""Overlay build of the combined wheel: upstream torch wheel + series (Python files) + the Catch backend wheel.
+
+Output ``torch-<pin.combined_version>-<upstream tags>.whl``; see :func:`build_overlay` for the steps. Unchanged
+members are raw copies (:mod:`catch_tools.wheel.zipraw`), so the build costs about a file copy.
+
+Reproducibility: the output depends only on the input files, the series and ``source_date_epoch``. Raw-copied members
+keep their input timestamps and modes; members this build writes (patched files, metadata, RECORD) get
+``source_date_epoch`` (``$SOURCE_DATE_EPOCH``, else the newest timestamp in the upstream wheel) and mode 0644 (or the
+mode of the file they replace); new members come in sorted order; deflate level 6.
+"""
+
+from __future__ import annotations
+
+import calendar
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from catch_tools.errors import UserError
+from catch_tools.pin import Pin
+from catch_tools.wheel import series as series_mod
+from catch_tools.wheel.inputs import BACKEND_PACKAGE, WheelInfo, backend_payload, check_upstream, open_wheel
+from catch_tools.wheel.metadata import (
+    add_top_level,
+    combined_filename,
+    merge_entry_points,
+    set_metadata_version,
+    set_version_py,
+)
+from catch_tools.wheel.record import RecordRow, format_record, is_unhashed, record_digest, verify_members, verify_rows
+from catch_tools.wheel.zipraw import DateTime, RawZipReader, RawZipWriter, dos_datetime, open_writer
+
+VERSION_PY = "torch/version.py"
+
+
+@dataclass
+class BuildResult:
+    """What :func:`build_overlay` wrote: the wheel, the members it rewrote/added/removed, and stage times (s)."""
+
+    wheel: Path
+    patched: list[str] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def source_date_epoch(upstream: RawZipReader) -> int:
+    """``$SOURCE_DATE_EPOCH`` (reproducible-builds.org) if set, else the upstream wheel's newest member time (UTC)."""
+    env = os.environ.get("SOURCE_DATE_EPOCH")
+    if env:
+        try:
+            return int(env)
+        except ValueError:
+            raise UserError(f"SOURCE_DATE_EPOCH must be an integer, got {env!r}") from None
+    newest = max(m.date_time for m in upstream.members)
+    return calendar.timegm((*newest, 0, 0, 0))
+
+
+def _series_changes(upstream: WheelInfo, series_dir: Path) -> dict[str, bytes | None]:
+    """Apply the series to the wheel files it touches; ``{path: new bytes, or None if deleted}`` for changed paths."""
+    if series_mod.series_is_empty(series_dir):
+        return {}
+    touched = series_mod.touched_paths(series_dir)
+    reader = upstream.reader
+    with tempfile.TemporaryDirectory(prefix="catch-overlay-") as tmp:
+        root = Path(tmp)
+        before: dict[str, bytes] = {}
+        for path in touched:
+            member = reader.get(path)
+            if member is not None:
+                before[path] = reader.read(member)
+                (root / path).parent.mkdir(parents=True, exist_ok=True)
+                (root / path).write_bytes(before[path])
+        series_mod.check_series_ok(series_dir, root)
+        series_mod.apply_to_dir(series_dir, root)
+        changes: dict[str, bytes | None] = {}
+        for path in touched:
+            target = root / path
+            now = target.read_bytes() if target.is_file() else None
+            if now != before.get(path):
+                changes[path] = now
+    for path in changes:
+        if path.startswith(f"{upstream.dist_info}/") or path.split("/", 1)[0] == BACKEND_PACKAGE:
+            raise UserError(f"the series changes {path}, which belongs to the wheel metadata or the backend",
+                            path=series_dir / "series")
+    return changes
+
+
+def remove_stale_partials(out_dir: Path) -> list[Path]:
+    """Delete ``.<wheel>.<pid>.partial`` files of builds that died (``kill -9``: no cleanup ran); return them.
+
+    A partial whose pid is still alive belongs to a concurrent build and is kept.
+    """
+    removed = []
+    for path in out_dir.glob(".*.partial"):
+        try:
+            pid = int(path.name.rsplit(".", 2)[-2])
+        except ValueError:
+            continue
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            path.unlink(missing_ok=True)
+            removed.append(path)
+        except PermissionError:
+            continue
+    return removed
+
+
+def _mode(upstream: WheelInfo, path: str) -> int:
+    member = upstream.reader.get(path)
+    return (member.external_attr >> 16) & 0o777 if member is not None else 0o644
+
+
+class _Output:
+    """Writer plus the RECORD rows of what it wrote."""
+
+    def __init__(self, writer: RawZipWriter, stamp: DateTime):
+        self.writer = writer
+        self.stamp = stamp
+        self.rows: list[RecordRow] = []
+        self.written: list[str] = []
+
+    def copy(self, src: WheelInfo, path: str, name: str | None = None) -> None:
+        member = src.reader.get(path)
+        assert member is not None
+        self.writer.copy_raw(src.reader, member, name)
+        row = src.rows[path]
+        self.rows.append(RecordRow(name or path, row.digest, row.size))
+
+    def add(self, name: str, data: bytes, mode: int = 0o644) -> None:
+        self.writer.add(name, data, self.stamp, mode)
+        self.rows.append(RecordRow(name, record_digest(data), len(data)))
+        self.written.append(name)
+
+
+def build_overlay(
+    *,
+    upstream_wheel: Path,
+    backend_wheel: Path,
+    series_dir: Path,
+    pin: Pin,
+    out_dir: Path,
+    expected_commit: str | None = "pin",
+    verify_cache: bool = True,
+    apply_series: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> BuildResult:
+    """Build the combined wheel into ``out_dir`` and return what was done.
+
+    Steps: open both input wheels and check RECORD lists their members; refuse an upstream wheel that is not the
+    pin (``expected_commit="pin"`` uses ``pin.commit``; None skips the commit, used after a source build); hash every
+    upstream member against RECORD in a thread while the output is written (cached by file hash, see
+    :func:`catch_tools.wheel.record.verify_wheel`); refuse a series failing the engine's lint/check; apply the
+    series to the touched files; write members in upstream order (raw copies except patched files and
+    ``torch/version.py``), then files the series adds, then ``torch_mlu/`` (raw copies), then the renamed
+    ``.dist-info`` (METADATA version, merged ``entry_points.txt``, ``top_level.txt``, RECORD last). The wheel is
+    written under a temporary name in ``out_dir`` and renamed only when everything, the input verification
+    included, succeeded: on any error nothing is left in ``out_dir``.
+
+    Raises:
+        UserError: any bad input (see :mod:`catch_tools.wheel.inputs`, :mod:`catch_tools.wheel.record`), a native
+            patch (from the engine), an output that would need ZIP64.
+    """
+    say = progress or (lambda _msg: None)
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    version = pin.combined_version
+    out_dir.mkdir(parents=True, exist_ok=True)
+    remove_stale_partials(out_dir)
+    final = out_dir / combined_filename(upstream_wheel.name, version)
+    partial = out_dir / f".{final.name}.{os.getpid()}.partial"
+    # exit order: the pool (waits for the verification thread) closes before the readers it uses
+    with RawZipReader(upstream_wheel) as up_reader, RawZipReader(backend_wheel) as be_reader, \
+            ThreadPoolExecutor(max_workers=1) as pool:
+        upstream = open_wheel(up_reader, verify_cache=verify_cache, hash_members=False)
+        check_upstream(upstream, pin.wheel_version, pin.commit if expected_commit == "pin" else expected_commit)
+        say(f"verifying {upstream_wheel.name} while writing {final.name}")
+        # hashing the input runs alongside the rest; the output is only renamed into place once it succeeded
+        verification = pool.submit(verify_rows, up_reader, upstream.rows, f"{upstream.dist_info}/RECORD",
+                                   use_cache=verify_cache)
+        try:
+            result = _assemble(upstream, be_reader, series_dir, pin, partial, final, apply_series, timings)
+            t_wait = time.perf_counter()
+            verification.result()
+            timings["verify_wait"] = time.perf_counter() - t_wait
+            partial.replace(final)
+        except BaseException as err:
+            partial.unlink(missing_ok=True)
+            failed = verification.exception()
+            if isinstance(failed, UserError) and failed is not err:
+                raise failed from None
+            raise
+    timings["total"] = time.perf_counter() - t0
+    return result
+
+
+def _assemble(upstream: WheelInfo, be_reader: RawZipReader, series_dir: Path, pin: Pin, partial: Path, final: Path,
+              apply_series: bool, timings: dict[str, float]) -> BuildResult:
+    """Everything after the upstream checks: backend checks, series, and writing ``partial`` (not renamed)."""
+    up_reader = upstream.reader
+    version = pin.combined_version
+    t1 = time.perf_counter()
+    backend = open_wheel(be_reader, verify_cache=False)
+    payload = backend_payload(backend, upstream, version)
+    changes = _series_changes(upstream, series_dir) if apply_series else {}
+    clash = [m.name for m in payload if up_reader.get(m.name) is not None or m.name in changes]
+    if clash:
+        raise UserError(f"backend file {clash[0]} already exists in torch", path=be_reader.path)
+    version_py = changes.get(VERSION_PY) or up_reader.read(VERSION_PY)
+    changes[VERSION_PY] = set_version_py(version_py.decode("utf-8"), version, str(pin.series_version),
+                                         f"{up_reader.path}!{VERSION_PY}").encode("utf-8")
+    timings["inputs_and_series"] = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    new_di = f"torch-{version}.dist-info"
+    stamp = dos_datetime(source_date_epoch(up_reader))
+    result = BuildResult(final, timings=timings)
+    with open_writer(partial) as writer:
+        out = _Output(writer, stamp)
+        di_prefix = f"{upstream.dist_info}/"
+        for member in up_reader.members:
+            name = member.name
+            if name.startswith(di_prefix) or name.endswith("/"):
+                continue
+            if name in changes:
+                data = changes[name]
+                if data is None:
+                    result.removed.append(name)
+                else:
+                    out.add(name, data, _mode(upstream, name))
+                    result.patched.append(name)
+            else:
+                out.copy(upstream, name)
+        for name in sorted(n for n, d in changes.items() if d is not None and up_reader.get(n) is None):
+            data = changes[name]
+            assert data is not None
+            out.add(name, data)
+            result.added.append(name)
+        for member in payload:
+            out.copy(backend, member.name)
+            result.added.append(member.name)
+        _write_dist_info(out, upstream, backend, new_di, version)
+        record_name = f"{new_di}/RECORD"
+        out.rows.append(RecordRow(record_name, "", None))
+        out.writer.add(record_name, format_record(out.rows), stamp, 0o644)
+    _self_check(partial, out)
+    timings["write"] = time.perf_counter() - t2
+    return result
+
+
+def _write_dist_info(out: _Output, upstream: WheelInfo, backend: WheelInfo, new_di: str, version: str) -> None:
+    """Renamed upstream ``.dist-info`` with METADATA, entry points and top_level edited; RECORD is left out."""
+    prefix = f"{upstream.dist_info}/"
+    where = f"{upstream.reader.path}!{upstream.dist_info}"
+    backend_eps = backend.text("entry_points.txt")
+    have_eps = False
+    for member in upstream.reader.members:
+        if not member.name.startswith(prefix) or member.name.endswith("/"):
+            continue
+        rel = member.name[len(prefix):]
+        name = f"{new_di}/{rel}"
+        if rel == "RECORD":
+            continue
+        if rel == "METADATA":
+            out.add(name, set_metadata_version(upstream.text(rel), version, where).encode("utf-8"))
+        elif rel == "entry_points.txt":
+            have_eps = True
+            out.add(name, merge_entry_points(upstream.text(rel), backend_eps, where).encode("utf-8"))
+        elif rel == "top_level.txt":
+            out.add(name, add_top_level(upstream.text(rel), BACKEND_PACKAGE).encode("utf-8"))
+        else:
+            out.copy(upstream, member.name, name)
+    if not have_eps:
+        out.add(f"{new_di}/entry_points.txt", merge_entry_points("", backend_eps, where).encode("utf-8"))
+
+
+def _self_check(path: Path, out: _Output) -> None:
+    """Re-open the written archive (central directory parses) and verify the members this build compressed."""
+    with RawZipReader(path) as reader:
+        rows = {row.path: row for row in out.rows}
+        mine = [m for m in reader.members if m.name in out.written and not is_unhashed(m.name)]
+        verify_members(reader, rows, mine, "RECORD (just written)")
