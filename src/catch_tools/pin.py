@@ -8,7 +8,7 @@ Shape::
     commit = "cf30153c..."               # 40 hex digits; equals torch.version.git_version of that release's wheel
     wheel_version = "2.13.0+cpu"         # PEP 440 version of the upstream wheel the overlay build starts from
     [series]
-    version = 1                          # Catch's series counter: combined wheel version is <wheel_version>.catch<version>
+    version = 1                          # series counter: combined version is <wheel_version>.catch<version>
 
 The ``pytorch`` gitlink (mode 160000 entry in the index) must name the same commit: :func:`gitlink_commit`.
 """

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from catch_tools.errors import UserError
-from catch_tools.pin import gitlink_commit, load_pin, manifest_path, update_pin
 from catch_tools.paths import repo_root
+from catch_tools.pin import gitlink_commit, load_pin, manifest_path, update_pin
 
 UPSTREAM_WHEEL = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
 
