@@ -1,0 +1,323 @@
+"""The staging engine of the ``cncl`` backend: mlu tensors -> pinned host buffers -> Gloo -> mlu tensors.
+
+Life of a collective (all of it asynchronous with respect to the caller's current mlu queue):
+
+1. caller thread (:meth:`Engine.stage`): records a notifier on its current queue and hands the job to the issue
+   thread; the caller gets its :class:`~torch_mlu.distributed._work.CNCLWork` back at once and neither the thread nor
+   the queue waits for anything.
+2. issue thread: waits for that notifier (the inputs are then final), copies the inputs device-to-host into pooled
+   pinned buffers (on the device's communication queue, which is otherwise idle), runs the cross-rank argument
+   check (see ``_checks``), then issues the Gloo operation on the host buffers. One thread issues every job of a
+   process group in call order, so all ranks issue Gloo operations in the same order (c10d's requirement).
+3. completion, a callback on the Gloo work's future (it runs on the Gloo thread that finished the work): raises
+   the transport's error (after the process group's timeout, or at once when a peer's connection closes), or
+   copies the results host-to-device, returns the buffers to the pool and completes the work and its future (on
+   the communication queue, so consumers of the future order after the copy).
+
+The copies run on those threads themselves (blocking ``copy_`` on the communication queue): no extra thread hop per
+collective, which matters for small messages. A call whose caller waits at once (``async_op=False``) runs steps 2
+and 3 on the caller's thread when no earlier job is still queued: the caller would block anyway, and two thread hops
+per call less keep small synchronous collectives close to plain Gloo.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import queue
+import threading
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+
+from torch_mlu.distributed._staging import HostBufferPool
+from torch_mlu.distributed._work import CNCLWork
+
+
+@dataclass
+class Job:
+    """One collective: what to stage, what to run on the host buffers, what to copy back."""
+
+    work: CNCLWork
+    device: torch.device | None
+    #: runs on the issue thread after staging and returns the Gloo work, a list of them (coalesced ops), or None
+    issue: Callable[[], dist.Work | list[dist.Work] | None]
+    #: cross-rank check run on the issue thread before ``issue`` (raises on mismatch); None = no check
+    check: Callable[[], None] | None = None
+    #: (mlu destination, host source) pairs copied back after the Gloo work finished
+    copy_back: list[tuple[torch.Tensor, torch.Tensor]] = field(default_factory=list)
+    #: pooled buffers to return when the job ends
+    buffers: list[torch.Tensor] = field(default_factory=list)
+    #: tensors kept alive until the job ends (the caller may drop its references right after the call)
+    keep_alive: list[torch.Tensor] = field(default_factory=list)
+    #: (mlu input, pinned host buffer) pairs copied device-to-host (issue thread, or the caller's when inline)
+    stage_in: list[tuple[torch.Tensor, torch.Tensor]] = field(default_factory=list)
+    #: pinned host buffers of the staged inputs (or the cpu tensors themselves in a mixed group)
+    hosts: list[torch.Tensor] = field(default_factory=list)
+    #: notifier recorded on the caller's current queue: the inputs are ready when it completed
+    staged: torch.Event | None = None
+    #: for recv from any source: returns the sender's rank after completion
+    source_rank: Callable[[], int] | None = None
+    #: set when the job was started on the caller's thread: (its transport work,)
+    inline: tuple[dist.Work | list[dist.Work] | None] | None = None
+
+
+_STOP = object()
+_ENGINES: weakref.WeakSet[Engine] = weakref.WeakSet()
+#: seconds the interpreter's exit waits for collectives still in flight
+EXIT_DRAIN_S = 10.0
+
+
+@atexit.register
+def _drain_at_exit() -> None:
+    """Let in-flight collectives finish before the interpreter finalizes.
+
+    Their completion runs Python on Gloo's threads; a thread that needs the interpreter after finalization makes
+    the process abort ("terminate called without an active exception").
+    """
+    for engine in list(_ENGINES):
+        engine.shutdown(drain_s=EXIT_DRAIN_S)
+
+
+def _works(issued: object) -> list[dist.Work]:
+    """The transport works a job's ``issue`` returned: none, one, or a list (coalesced collectives)."""
+    if issued is None:
+        return []
+    return list(issued) if isinstance(issued, list | tuple) else [issued]  # type: ignore[list-item]
+
+
+class Engine:
+    """Staging queue and issue thread of one ``cncl`` process group.
+
+    Args:
+        describe: a callable giving ``"rank r of n"`` for messages.
+        timeout: the process group timeout, named in transport errors.
+    """
+
+    def __init__(self, describe: Callable[[], str], timeout: timedelta) -> None:
+        self._timeout = timeout
+        self.pool = HostBufferPool()
+        self._describe = describe
+        self._streams: dict[int, torch.Stream] = {}
+        self._streams_lock = threading.Lock()
+        self._issue_q: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._wait_q: queue.SimpleQueue[object] | None = None
+        self._pending = 0  # jobs queued for the issue thread and not issued yet
+        self._outstanding = 0  # jobs submitted and not completed yet
+        self._outstanding_cv = threading.Condition()
+        self._pending_lock = threading.Lock()
+        self._issuer = threading.Thread(target=self._issue_loop, name="cncl-issue", daemon=True)
+        self._issuer.start()
+        self._closed = False
+        _ENGINES.add(self)
+
+    # ---- caller side ------------------------------------------------------------------------------------------
+    def comm_stream(self, device: torch.device) -> torch.Stream:
+        """The communication queue of ``device`` (created on first use, one per device and process group)."""
+        idx = int(device.index or 0)
+        with self._streams_lock:
+            s = self._streams.get(idx)
+            if s is None:
+                s = torch.mlu.Stream(device=idx)
+                self._streams[idx] = s
+            return s
+
+    def stage(self, job: Job, inputs: list[torch.Tensor], hosts: list[torch.Tensor], wait: bool = False) -> CNCLWork:
+        """Submit ``job``; its inputs are copied ``inputs[i] -> hosts[i]`` once the caller's queue reached this point.
+
+        Asynchronous path (default): only a notifier is recorded on the caller's current queue, the job goes to the
+        issue thread and the caller's thread and queue go on at once. ``wait=True`` is for calls whose caller waits
+        for the result anyway (``async_op=False``): when no earlier job is still queued, the job runs on the calling
+        thread, which saves two thread hops per call. The caller must hold the group's submit lock (issue order).
+        ``hosts`` are pinned views of the same shapes and dtypes as ``inputs``.
+        """
+        if self._closed:
+            raise dist.DistBackendError(f"cncl {job.work.op}: the process group was shut down")
+        with self._outstanding_cv:
+            self._outstanding += 1
+        with self._pending_lock:
+            inline = wait and self._pending == 0
+            if not inline:
+                self._pending += 1
+        if job.device is not None:
+            job.stage_in = list(zip(inputs, hosts, strict=True))
+            job.keep_alive.extend(inputs)
+            if not inline:  # the issue thread copies once the caller's queue reached this point
+                ready = torch.Event(device=job.device)
+                ready.record(torch.mlu.current_stream(job.device.index))
+                job.staged = ready
+        if not inline:
+            self._issue_q.put(job)
+            return job.work
+        started, gloo_work = self._start(job)
+        if started:
+            job.inline = (gloo_work,)
+        return job.work
+
+    def complete_inline(self, job: Job) -> None:
+        """Finish a job that :meth:`stage` started on this thread (call it after releasing the submit lock)."""
+        if job.inline is None:
+            return
+        (gloo_work,) = job.inline
+        job.inline = None
+        try:
+            for w in _works(gloo_work):
+                w.wait()
+        except BaseException as exc:
+            self._finish_failed(job, exc)
+            return
+        self._finish(job, None)
+
+    def shutdown(self, drain_s: float = 0.0) -> None:
+        """Stop the issue thread after the jobs already submitted (idempotent).
+
+        ``drain_s`` > 0 also waits up to that many seconds for submitted jobs to complete.
+        """
+        if not self._closed:
+            self._closed = True
+            self._issue_q.put(_STOP)
+        if drain_s > 0:
+            with self._outstanding_cv:
+                self._outstanding_cv.wait_for(lambda: self._outstanding == 0, timeout=drain_s)
+
+    # ---- issue thread and completion callbacks -----------------------------------------------------------------
+    def _start(self, job: Job) -> tuple[bool, dist.Work | list[dist.Work] | None]:
+        """Stage the inputs, finish the argument check and issue the transport operation; False if the job failed."""
+        try:
+            if job.staged is not None:
+                job.staged.synchronize()
+                self._copy(job.device, job.stage_in)
+            else:  # inline: a blocking copy on the caller's current queue first waits for that queue's work
+                for src, dst in job.stage_in:
+                    dst.copy_(src)
+            if job.check is not None:
+                job.check()
+            return True, job.issue()
+        except BaseException as exc:  # the job fails, the group keeps working
+            self._finish_failed(job, exc)
+            return False, None
+
+    def _issue_loop(self) -> None:
+        while True:
+            item = self._issue_q.get()
+            if item is _STOP:
+                if self._wait_q is not None:
+                    self._wait_q.put(_STOP)
+                return
+            assert isinstance(item, Job)
+            job = item
+            started, gloo_work = self._start(job)
+            with self._pending_lock:
+                self._pending -= 1
+            if not started:
+                continue
+            works = _works(gloo_work)
+            if not works:
+                self._finish(job, None)
+                continue
+            try:
+                futs = [w.get_future() for w in works]
+            except RuntimeError:  # Gloo's send/recv works have no future: wait for them on the waiter thread
+                self._waiter().put((job, gloo_work))
+                continue
+            fut = futs[0] if len(futs) == 1 else torch.futures.collect_all(futs)
+            # Runs on the Gloo thread that completes the work (or here if it already did): no extra hop.
+            fut.add_done_callback(functools.partial(self._finish_callback, job))
+
+    def _waiter(self) -> queue.SimpleQueue[object]:
+        with self._streams_lock:
+            if self._wait_q is None:
+                self._wait_q = queue.SimpleQueue()
+                threading.Thread(target=self._wait_loop, args=(self._wait_q,), name="cncl-wait", daemon=True).start()
+            return self._wait_q
+
+    def _wait_loop(self, q: queue.SimpleQueue[object]) -> None:
+        while True:
+            item = q.get()
+            if item is _STOP:
+                return
+            assert isinstance(item, tuple)
+            job, gloo_work = item
+            try:
+                for w in _works(gloo_work):
+                    w.wait()
+            except BaseException as exc:
+                self._finish_failed(job, exc)
+                continue
+            self._finish(job, None)
+
+    def _finish_callback(self, job: Job, fut: torch.futures.Future[object]) -> None:
+        self._finish(job, fut)
+
+    def _finish(self, job: Job, fut: torch.futures.Future[object] | None) -> None:
+        try:
+            if fut is not None:
+                value = fut.wait()  # raises the transport's error (timeout, closed connection)
+                if isinstance(value, list):
+                    for part in value:  # collect_all of several transport operations: raise any one's error
+                        if isinstance(part, torch.futures.Future):
+                            part.wait()
+            src_rank = job.source_rank() if job.source_rank is not None else -1
+            if job.device is None:
+                self._release(job)
+                job.work._complete(src_rank)
+                return
+            self._copy(job.device, [(src, dst) for dst, src in job.copy_back])
+            self._release(job)
+            with torch.mlu.device(job.device.index), torch.mlu.stream(self.comm_stream(job.device)):
+                job.work._complete(src_rank)
+        except BaseException as exc:
+            self._fail_job(job, exc)
+        finally:
+            self._done()
+
+    def _copy(self, device: torch.device | None, pairs: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+        """Copy ``src -> dst`` for each ``(src, dst)`` on this thread, in the order of the communication queue.
+
+        A blocking ``copy_`` between mlu and host runs on the calling thread once the (otherwise idle)
+        communication queue drained, so the staging needs no extra thread hop and never waits on user work.
+        """
+        assert device is not None
+        with torch.mlu.device(device.index), torch.mlu.stream(self.comm_stream(device)):
+            for src, dst in pairs:
+                dst.copy_(src)
+
+    def _finish_failed(self, job: Job, exc: BaseException) -> None:
+        self._fail_job(job, exc)
+        self._done()
+
+    def _fail_job(self, job: Job, exc: BaseException) -> None:
+        # The buffers of a failed job are dropped, not pooled: a timed-out transport may still write into them.
+        self._release(job, reuse=False)
+        job.work._fail(self._wrap(job.work.op, exc))
+
+    def _done(self) -> None:
+        with self._outstanding_cv:
+            self._outstanding -= 1
+            self._outstanding_cv.notify_all()
+
+    def _release(self, job: Job, reuse: bool = True) -> None:
+        if reuse:
+            for raw in job.buffers:
+                self.pool.give(raw)
+        job.buffers.clear()
+        job.keep_alive.clear()
+        job.copy_back.clear()
+        job.stage_in.clear()
+
+    def _wrap(self, op: str, exc: BaseException) -> BaseException:
+        """Errors from our own checks pass unchanged; transport errors get the op, the rank and a hint."""
+        if isinstance(exc, ValueError | TypeError | dist.DistBackendError) and str(exc).startswith("cncl "):
+            return exc
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        lost_peer = any(w in text.lower() for w in ("timed out", "timeout", "connection", "closed", "reset", "pipe"))
+        hint = (
+            f" (a peer process exited, or did not answer within the process group timeout of {self._timeout})"
+            if lost_peer
+            else ""
+        )
+        return dist.DistBackendError(f"cncl {op} failed on {self._describe()} in the Gloo transport: {text}{hint}")

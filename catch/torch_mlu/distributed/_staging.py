@@ -1,0 +1,72 @@
+"""Pinned host staging buffers for the ``cncl`` backend.
+
+``cncl`` moves ``mlu`` tensors through host memory because its transport (c10d's Gloo over TCP) reads and writes host
+buffers. The buffers are pinned (``pin_memory=True``, the backend's page-locked host allocator) so that the
+device-to-host and host-to-device copies are asynchronous on an mlu queue (``copy_(..., non_blocking=True)``), and they
+are kept in a small pool keyed by size in bytes: DDP reduces the same bucket sizes every step, so after the first step
+no allocation (and no first-touch page fault) happens on the hot path.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import defaultdict
+
+import torch
+
+#: Bytes of idle staging buffers the pool keeps (env ``CATCH_CNCL_POOL_BYTES``, default 1 GiB); beyond it, released
+#: buffers are freed instead of kept.
+DEFAULT_POOL_BYTES = 1 << 30
+
+
+def _pool_limit() -> int:
+    raw = os.environ.get("CATCH_CNCL_POOL_BYTES")
+    if raw is None:
+        return DEFAULT_POOL_BYTES
+    try:
+        return max(0, int(raw))
+    except ValueError:
+        raise ValueError(f"CATCH_CNCL_POOL_BYTES must be an integer number of bytes, got {raw!r}") from None
+
+
+class HostBufferPool:
+    """A thread-safe pool of pinned ``uint8`` host buffers, reused by exact size in bytes."""
+
+    def __init__(self, limit_bytes: int | None = None) -> None:
+        self._limit = _pool_limit() if limit_bytes is None else limit_bytes
+        self._free: dict[int, list[torch.Tensor]] = defaultdict(list)
+        self._idle_bytes = 0
+        self._lock = threading.Lock()
+
+    def take(self, shape: torch.Size | tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return ``(raw, view)``: a pinned buffer and its contiguous view of ``shape``/``dtype``.
+
+        ``raw`` must be handed back to :meth:`give` once no queue uses it any more.
+        """
+        numel = 1
+        for d in shape:
+            numel *= int(d)
+        nbytes = numel * torch.empty((), dtype=dtype).element_size()
+        with self._lock:
+            bucket = self._free.get(nbytes)
+            raw = bucket.pop() if bucket else None
+            if raw is not None:
+                self._idle_bytes -= nbytes
+        if raw is None:
+            raw = torch.empty(max(nbytes, 1), dtype=torch.uint8, pin_memory=True)
+        view = raw[:nbytes].view(dtype).view(shape) if nbytes else torch.empty(shape, dtype=dtype)
+        return raw, view
+
+    def give(self, raw: torch.Tensor) -> None:
+        """Return a buffer obtained from :meth:`take`; it is kept for reuse while the pool is under its limit."""
+        nbytes = raw.numel()
+        with self._lock:
+            if self._idle_bytes + nbytes <= self._limit:
+                self._free[nbytes].append(raw)
+                self._idle_bytes += nbytes
+
+    def idle_bytes(self) -> int:
+        """Bytes currently held idle in the pool."""
+        with self._lock:
+            return self._idle_bytes

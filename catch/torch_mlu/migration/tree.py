@@ -1,0 +1,130 @@
+"""Convert a file or a directory tree: walk it, convert each ``.py`` file, copy everything else, collect outcomes.
+
+Per input file, one of: ``converted`` (written with changes), ``unchanged`` (Python without CUDA code, copied),
+``copied`` (not Python, copied byte for byte), ``skipped-malformed`` (Python that does not parse, or bytes that do
+not decode in its PEP 263 encoding: copied unchanged, not converted), ``skipped-unreadable`` (cannot be read: a
+permission error, a broken symlink, a directory named ``*.py``; nothing written). Nothing is ever written into the
+input tree unless ``inplace`` is set, and then only files with changes are rewritten.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+
+from torch_mlu.contrib.api_map import ApiMap, load_api_map
+from torch_mlu.migration.transform import FileResult, convert_source
+
+_SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".tox", ".mypy_cache", ".pytest_cache"})
+
+
+@dataclass
+class FileOutcome:
+    """What happened to one input file (``rel`` is relative to the input root, POSIX separators)."""
+
+    rel: str
+    status: str
+    message: str = ""
+    line: int | None = None
+    result: FileResult | None = None
+
+
+@dataclass
+class TreeResult:
+    """All outcomes of one run, in walk order (sorted paths)."""
+
+    files: list[FileOutcome] = field(default_factory=list)
+
+    def count(self, status: str) -> int:
+        return sum(1 for f in self.files if f.status == status)
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    """Files under ``root`` in sorted order (symlinked directories are not followed; symlinks to files are)."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+        for name in sorted(filenames):
+            yield Path(dirpath) / name
+        for name in dirnames:
+            if name.endswith(".py") and (Path(dirpath) / name).is_dir():
+                yield Path(dirpath) / name  # reported as unreadable Python, and walked as a directory too
+
+
+def _syntax_error(data: bytes, rel: str, err: cst.ParserSyntaxError) -> tuple[str, int | None]:
+    """Message and line of a parse failure, from CPython's own parser (its positions are exact); libcst's when
+    CPython accepts the file (syntax newer than libcst knows)."""
+    try:
+        compile(data, rel, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as py_err:
+        return f"not valid Python: {py_err.msg}", py_err.lineno
+    except ValueError as py_err:  # NUL bytes
+        return f"not valid Python: {py_err}", None
+    return f"libcst cannot parse it: {err.message}", err.raw_line
+
+
+def convert_file(src: Path, rel: str, table: ApiMap) -> tuple[FileOutcome, bytes | None]:
+    """Convert one file: ``(outcome, bytes to write or None when nothing can be written)``."""
+    is_python = src.suffix == ".py"
+    try:
+        data = src.read_bytes()
+    except OSError as err:
+        kind = "a directory" if src.is_dir() else (err.strerror or type(err).__name__).lower()
+        if src.is_symlink() and not src.exists():
+            kind = "a broken symlink"
+        return FileOutcome(rel, "skipped-unreadable", f"cannot read: {kind}"), None
+    if not is_python:
+        return FileOutcome(rel, "copied", "not Python"), data
+    if b"cuda" not in data and b"nccl" not in data:
+        # nothing any rule could rewrite: only check that it is valid Python (CPython's parser, ~20x faster)
+        try:
+            compile(data, rel, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        except SyntaxError as err:
+            return FileOutcome(rel, "skipped-malformed", f"not valid Python: {err.msg}", line=err.lineno), data
+        except ValueError as err:
+            return FileOutcome(rel, "skipped-malformed", f"not valid Python: {err}"), data
+        return FileOutcome(rel, "unchanged", result=FileResult(code="")), data
+    try:
+        result = convert_source(data, table)
+    except cst.ParserSyntaxError as err:
+        message, line = _syntax_error(data, rel, err)
+        return FileOutcome(rel, "skipped-malformed", message, line=line), data
+    except (UnicodeDecodeError, LookupError, SyntaxError) as err:
+        return FileOutcome(rel, "skipped-malformed", f"cannot decode: {err}"), data
+    if not result.changed:
+        return FileOutcome(rel, "unchanged", result=result), data
+    encoded = result.code.encode(result.encoding)
+    if data.startswith(b"\xef\xbb\xbf") and not encoded.startswith(b"\xef\xbb\xbf"):
+        encoded = b"\xef\xbb\xbf" + encoded  # keep a UTF-8 byte order mark
+    return FileOutcome(rel, "converted", f"{len(result.changes)} changes", result=result), encoded
+
+
+def convert_tree(src: Path, dst: Path | None, table: ApiMap | None = None) -> TreeResult:
+    """Convert ``src`` (a ``.py`` file or a directory) into ``dst`` (a directory; created). ``dst=None`` converts
+    in place: only files with changes are rewritten. Returns every file's outcome; raises nothing for bad input
+    files (they are outcomes), OSError only for an unwritable ``dst``."""
+    table = table or load_api_map()
+    out = TreeResult()
+    files = [(p, p.relative_to(src).as_posix()) for p in _walk(src)] if src.is_dir() else [(src, src.name)]
+    for path, rel in files:
+        outcome, data = convert_file(path, rel, table)
+        out.files.append(outcome)
+        if data is None:
+            continue
+        if dst is None:
+            if outcome.status == "converted":
+                path.write_bytes(data)
+            continue
+        target = dst / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if outcome.status == "copied" and not path.is_symlink():
+            shutil.copyfile(path, target)
+            shutil.copymode(path, target)
+        else:
+            target.write_bytes(data)
+    return out
