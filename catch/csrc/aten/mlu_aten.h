@@ -1,0 +1,26 @@
+// ATen-level glue shared by the kernels and the Python module.
+#pragma once
+
+#include <ATen/core/Generator.h>
+#include <c10/core/Device.h>
+
+#include <functional>
+#include <optional>
+
+namespace torch_mlu {
+
+// The default generator of mlu device `device` (torch.mlu.default_generators[i]).
+const at::Generator& default_generator(c10::DeviceIndex device);
+
+// The engine a host kernel draws random numbers from for an mlu op: the CPU
+// engine inside `gen` if given (it must be an mlu generator), otherwise the one
+// inside the default generator of `device`. Same seed => same numbers as CPU.
+at::Generator host_engine(const std::optional<at::Generator>& gen, c10::DeviceIndex device);
+
+// Runs `fn` (a host kernel of an op without a Generator argument, e.g.
+// native_dropout, whose CPU kernel draws from the default CPU generator) with
+// the CPU default generator temporarily holding the state of mlu `device`'s
+// default generator; the advanced state is moved back afterwards.
+void with_device_rng(c10::DeviceIndex device, const std::function<void()>& fn);
+
+}  // namespace torch_mlu

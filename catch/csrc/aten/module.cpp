@@ -1,0 +1,121 @@
+// torch_mlu._C: the Python binding of the runtime and core.
+#include <torch/csrc/Generator.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include <cstdint>
+#include <string>
+
+#include "../core/mlu_core.h"
+#include "mlu_aten.h"
+
+namespace py = pybind11;
+using namespace torch_mlu;
+
+namespace {
+
+void check_status(catch_rt::Status st, const char* what) {
+  TORCH_CHECK(st == catch_rt::Status::Success, "MLU runtime error in ", what, ": ", catch_rt::statusString(st));
+}
+
+c10::DeviceIndex resolve(int64_t d) {
+  auto idx = static_cast<c10::DeviceIndex>(d < 0 ? current_device() : d);
+  check_device_index(idx);
+  return idx;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "Catch MLU backend: emulated runtime and PrivateUse1 core";
+
+  m.def("_init", [] {
+    install_cpu_allocator_shim();
+    register_device_kernels();
+  });
+  m.def("device_count", [] { return static_cast<int>(device_count()); });
+  m.def("current_device", [] { return static_cast<int>(current_device()); });
+  m.def("set_device", [](int64_t d) { set_device(static_cast<c10::DeviceIndex>(d)); });
+  m.def("exchange_device", [](int64_t d) {
+    auto old = current_device();
+    if (d >= 0) set_device(static_cast<c10::DeviceIndex>(d));
+    return static_cast<int>(old);
+  });
+  m.def("synchronize", [](int64_t d) {
+    py::gil_scoped_release nogil;
+    check_status(catch_rt::deviceSynchronize(resolve(d)), "synchronize");
+  });
+  m.def("device_name", [] { return std::string(catch_rt::deviceName()); });
+  m.def("capacity", [] { return static_cast<uint64_t>(catch_rt::deviceCapacity()); });
+  m.def("mem_get_info", [](int64_t d) {
+    size_t free_b = 0;
+    size_t total = 0;
+    check_status(catch_rt::memGetInfo(resolve(d), &free_b, &total), "mem_get_info");
+    return py::make_tuple(free_b, total);
+  });
+
+  // queues as torch.Stream(stream_id, device_index, device_type)
+  m.def("current_stream", [](int64_t d) {
+    auto s = current_stream(resolve(d));
+    return py::make_tuple(s.id(), static_cast<int>(s.device_index()), static_cast<int>(s.device_type()));
+  });
+  m.def("set_stream", [](int64_t id, int64_t d) {
+    set_current_stream(c10::Stream(c10::Stream::UNSAFE, c10::Device(kMLU, resolve(d)), id));
+  });
+
+  m.def("elapsed_time", [](uintptr_t start, uintptr_t end) {
+    float ms = 0;
+    auto st = catch_rt::notifierElapsedTime(reinterpret_cast<catch_rt::Notifier*>(start),
+                                            reinterpret_cast<catch_rt::Notifier*>(end), &ms);
+    TORCH_CHECK(st != catch_rt::Status::TimingDisabled,
+                "Both events must be created with argument 'enable_timing=True'.");
+    TORCH_CHECK(st != catch_rt::Status::NotReady, "Both events must be completed before calculating elapsed time.");
+    check_status(st, "elapsed_time");
+    return ms;
+  });
+
+  // caching allocator
+  m.def("empty_cache", [] { empty_cache(); });
+
+  // RNG
+  m.def("default_generators", [] {
+    py::tuple t(device_count());
+    for (c10::DeviceIndex d = 0; d < device_count(); ++d) {
+      t[d] = py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(default_generator(d)));
+    }
+    return t;
+  });
+
+  // fallback accounting
+  m.def("fallback_report", [] {
+    py::dict out;
+    for (const auto& kv : fallback_report()) out[py::str(kv.first)] = kv.second;
+    return out;
+  });
+  m.def("reset_fallback_report", [] { reset_fallback_report(); });
+  m.def("set_fallback_strict", [](bool on) { set_fallback_strict(on); });
+  m.def("fallback_strict", [] { return fallback_strict(); });
+  m.def("device_op_names", [] { return device_op_names(); });
+
+  // raw runtime access (used by tests for pointer validation)
+  m.def("_rt_malloc", [](int64_t d, uint64_t n) {
+    void* p = nullptr;
+    check_status(catch_rt::malloc(resolve(d), n, &p), "malloc");
+    return reinterpret_cast<uintptr_t>(p);
+  });
+  m.def("_rt_free", [](uintptr_t p) { check_status(catch_rt::free(reinterpret_cast<void*>(p)), "free"); });
+  m.def("_rt_memcpy_d2h", [](uintptr_t p, uint64_t n) {
+    std::string buf(n, '\0');
+    check_status(catch_rt::memcpy(buf.data(), reinterpret_cast<void*>(p), n, catch_rt::MemcpyKind::DeviceToHost),
+                 "memcpy");
+    return py::bytes(buf);
+  });
+  m.def("_rt_pointer_type", [](uintptr_t p) {
+    catch_rt::PointerAttributes a;
+    check_status(catch_rt::pointerGetAttributes(reinterpret_cast<void*>(p), &a), "pointerGetAttributes");
+    switch (a.type) {
+      case catch_rt::MemoryType::Device: return std::string("device");
+      case catch_rt::MemoryType::PinnedHost: return std::string("pinned_host");
+      default: return std::string("unregistered");
+    }
+  });
+}

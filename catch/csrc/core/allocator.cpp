@@ -1,0 +1,347 @@
+// Caching device allocator for mlu (REGISTER_ALLOCATOR(PrivateUse1)), the
+// pinned host allocator, and the CPU-allocator shim used by host kernels.
+//
+// Caching: freed blocks stay reserved in a per-device pool keyed by size and
+// are reused for requests of up to the same size (a block is reused only if it
+// is at most twice the rounded request). Sizes round up to 512 bytes, like
+// CUDA's allocator. On a runtime OutOfMemory the cache is released and the
+// allocation retried once; if it still fails, torch.OutOfMemoryError is raised
+// with the allocator's numbers (as c10::cuda::CUDACachingAllocator does).
+#include <c10/core/CPUAllocator.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "mlu_core.h"
+
+namespace torch_mlu {
+namespace {
+
+using c10::CachingAllocator::Stat;
+using c10::CachingAllocator::StatArray;
+using c10::CachingAllocator::StatType;
+using c10::CachingDeviceAllocator::DeviceStats;
+
+constexpr size_t kRound = 512;
+constexpr size_t kSmallSize = 1 << 20;
+constexpr int kMaxDevices = 16;
+
+struct Block {
+  void* dptr;
+  size_t size;       // reserved bytes
+  size_t requested;  // bytes asked for
+  int device;
+  c10::StreamId stream;
+  std::vector<c10::Stream> used_on;  // recordStream
+};
+
+std::string fmt_bytes(int64_t b) {
+  char buf[64];
+  if (b >= (1LL << 30)) {
+    snprintf(buf, sizeof(buf), "%.2f GiB", static_cast<double>(b) / (1LL << 30));
+  } else if (b >= (1LL << 20)) {
+    snprintf(buf, sizeof(buf), "%.2f MiB", static_cast<double>(b) / (1LL << 20));
+  } else if (b >= 1024) {
+    snprintf(buf, sizeof(buf), "%.2f KiB", static_cast<double>(b) / 1024);
+  } else {
+    snprintf(buf, sizeof(buf), "%lld bytes", static_cast<long long>(b));
+  }
+  return buf;
+}
+
+void update(StatArray& a, size_t bytes, bool small, bool inc) {
+  for (auto t : {StatType::AGGREGATE, small ? StatType::SMALL_POOL : StatType::LARGE_POOL}) {
+    auto& s = a[static_cast<size_t>(t)];
+    if (inc) {
+      s.increase(bytes);
+    } else {
+      s.decrease(bytes);
+    }
+  }
+}
+
+void delete_device_ptr(void* ctx);
+
+class MLUCachingAllocator final : public c10::DeviceAllocator {
+ public:
+  c10::DataPtr allocate(size_t n) override {
+    int dev = current_device();
+    void* p = alloc_block(dev, n);
+    return {p, p, &delete_device_ptr, c10::Device(kMLU, static_cast<c10::DeviceIndex>(dev))};
+  }
+
+  c10::DeleterFnPtr raw_deleter() const override { return &delete_device_ptr; }
+
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    MLU_CHECK(catch_rt::memcpy(dest, src, count, catch_rt::MemcpyKind::DeviceToDevice));
+  }
+
+  bool initialized() override { return true; }
+
+  void emptyCache(c10::MempoolId_t /*unused*/) override {
+    for (int d = 0; d < catch_rt::deviceCount(); ++d) release_cached(d);
+  }
+
+  void recordStream(const c10::DataPtr& ptr, c10::Stream stream) override {
+    if (ptr.get() == nullptr) return;
+    std::lock_guard<std::mutex> lk(mu_);
+    auto it = active_.find(ptr.get());
+    if (it != active_.end()) it->second->used_on.push_back(stream);
+  }
+
+  DeviceStats getDeviceStats(c10::DeviceIndex device) override {
+    check_device_index(device);
+    std::lock_guard<std::mutex> lk(mu_);
+    return stats_[device];
+  }
+
+  void resetAccumulatedStats(c10::DeviceIndex device) override {
+    check_device_index(device);
+    std::lock_guard<std::mutex> lk(mu_);
+    auto& s = stats_[device];
+    for (StatArray* a : {&s.allocation, &s.segment, &s.active, &s.allocated_bytes, &s.reserved_bytes,
+                         &s.active_bytes, &s.requested_bytes}) {
+      for (auto& st : *a) st.reset_accumulated();
+    }
+    s.num_alloc_retries = 0;
+    s.num_ooms = 0;
+    s.num_device_alloc = 0;
+    s.num_device_free = 0;
+  }
+
+  void resetPeakStats(c10::DeviceIndex device) override {
+    check_device_index(device);
+    std::lock_guard<std::mutex> lk(mu_);
+    auto& s = stats_[device];
+    for (StatArray* a : {&s.allocation, &s.segment, &s.active, &s.allocated_bytes, &s.reserved_bytes,
+                         &s.active_bytes, &s.requested_bytes}) {
+      for (auto& st : *a) st.reset_peak();
+    }
+  }
+
+  std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override {
+    check_device_index(device);
+    size_t free_b = 0;
+    size_t total = 0;
+    MLU_CHECK(catch_rt::memGetInfo(device, &free_b, &total));
+    return {free_b, total};
+  }
+
+  void* alloc_block(int dev, size_t n) {
+    if (n == 0) return nullptr;
+    size_t size = (n + kRound - 1) / kRound * kRound;
+    bool small = size <= kSmallSize;
+    std::unique_lock<std::mutex> lk(mu_);
+    auto& pool = pools_[dev];
+    Block* b = nullptr;
+    auto it = pool.lower_bound(size);
+    if (it != pool.end() && it->first <= 2 * size) {
+      b = it->second;
+      pool.erase(it);
+    } else {
+      void* p = nullptr;
+      auto st = catch_rt::malloc(dev, size, &p);
+      if (st == catch_rt::Status::OutOfMemory) {
+        stats_[dev].num_alloc_retries++;
+        lk.unlock();
+        release_cached(dev);
+        lk.lock();
+        st = catch_rt::malloc(dev, size, &p);
+      }
+      if (st == catch_rt::Status::OutOfMemory) {
+        auto& s = stats_[dev];
+        s.num_ooms++;
+        size_t free_b = 0;
+        size_t total = 0;
+        catch_rt::memGetInfo(dev, &free_b, &total);
+        int64_t allocated = s.allocated_bytes[0].current;
+        int64_t reserved = s.reserved_bytes[0].current;
+        lk.unlock();
+        TORCH_CHECK_WITH(OutOfMemoryError, false, "MLU out of memory. Tried to allocate ", fmt_bytes(size),
+                         ". MLU ", dev, " has a total capacity of ", fmt_bytes(total), " of which ",
+                         fmt_bytes(free_b), " is free. Of the allocated memory ", fmt_bytes(allocated),
+                         " is allocated by PyTorch, and ", fmt_bytes(reserved - allocated),
+                         " is reserved by PyTorch but unallocated. (Capacity is set by CATCH_MLU_MEMORY_BYTES.)");
+      }
+      MLU_CHECK(st);
+      b = new Block{p, size, n, dev, 0, {}};
+      auto& s = stats_[dev];
+      update(s.reserved_bytes, size, small, true);
+      update(s.segment, 1, small, true);
+      s.num_device_alloc++;
+    }
+    b->requested = n;
+    b->stream = current_stream_id(static_cast<c10::DeviceIndex>(dev));
+    b->used_on.clear();
+    active_.emplace(b->dptr, b);
+    auto& s = stats_[dev];
+    bool bsmall = b->size <= kSmallSize;
+    update(s.allocated_bytes, b->size, bsmall, true);
+    update(s.active_bytes, b->size, bsmall, true);
+    update(s.requested_bytes, n, bsmall, true);
+    update(s.allocation, 1, bsmall, true);
+    update(s.active, 1, bsmall, true);
+    return b->dptr;
+  }
+
+  bool free_block(void* dptr) {
+    std::vector<c10::Stream> streams;
+    Block* b = nullptr;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      auto it = active_.find(dptr);
+      if (it == active_.end()) return false;
+      b = it->second;
+      active_.erase(it);
+      streams = std::move(b->used_on);
+    }
+    // Work still queued on the allocating queue (or a recorded one) may touch
+    // the block: wait for it before the block can be handed out again.
+    catch_rt::Queue* q = queue_of(c10::Stream(c10::Stream::UNSAFE, c10::Device(kMLU, b->device), b->stream));
+    if (!catch_rt::queueIdle(q)) catch_rt::queueSync(q);
+    for (auto& s : streams) catch_rt::queueSync(queue_of(s));
+    std::lock_guard<std::mutex> lk(mu_);
+    auto& s = stats_[b->device];
+    bool small = b->size <= kSmallSize;
+    update(s.allocated_bytes, b->size, small, false);
+    update(s.active_bytes, b->size, small, false);
+    update(s.requested_bytes, b->requested, small, false);
+    update(s.allocation, 1, small, false);
+    update(s.active, 1, small, false);
+    pools_[b->device].emplace(b->size, b);
+    return true;
+  }
+
+  void release_cached(int dev) {
+    std::lock_guard<std::mutex> lk(mu_);
+    auto& pool = pools_[dev];
+    auto& s = stats_[dev];
+    for (auto& kv : pool) {
+      Block* b = kv.second;
+      catch_rt::free(b->dptr);
+      bool small = b->size <= kSmallSize;
+      update(s.reserved_bytes, b->size, small, false);
+      update(s.segment, 1, small, false);
+      s.num_device_free++;
+      delete b;
+    }
+    pool.clear();
+  }
+
+  bool owns(const void* dptr) {
+    std::lock_guard<std::mutex> lk(mu_);
+    return active_.count(const_cast<void*>(dptr)) != 0;
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<void*, Block*> active_;
+  std::multimap<size_t, Block*> pools_[kMaxDevices];
+  DeviceStats stats_[kMaxDevices];
+};
+
+MLUCachingAllocator* the_allocator() {
+  static MLUCachingAllocator* a = new MLUCachingAllocator();
+  return a;
+}
+
+void delete_device_ptr(void* ctx) {
+  if (ctx == nullptr) return;
+  // A pointer the allocator never handed out (or already took back) is a bug
+  // above us; report it (deleters cannot throw) instead of corrupting the cache.
+  if (!the_allocator()->free_block(ctx)) {
+    TORCH_WARN("MLU error: free of an unknown or already freed device pointer ", ctx, " ignored");
+  }
+}
+
+// ---- host-kernel allocation mode --------------------------------------------------
+thread_local bool tls_host_kernel = false;
+c10::Allocator* g_cpu_original = nullptr;
+
+// Raw deleter of the shim (raw_allocate/raw_deallocate pairs): a host address,
+// either a host view of a device block or memory of the original CPU allocator.
+void delete_host_view(void* host) {
+  if (host == nullptr) return;
+  for (int d = 0; d < catch_rt::deviceCount(); ++d) {
+    void* dptr = catch_rt::deviceAddress(host, d);
+    if (the_allocator()->free_block(dptr)) return;
+  }
+  g_cpu_original->raw_deleter()(host);
+}
+
+class CPUShim final : public c10::Allocator {
+ public:
+  c10::DataPtr allocate(size_t n) override {
+    if (!tls_host_kernel) return g_cpu_original->allocate(n);
+    int dev = current_device();
+    void* dptr = the_allocator()->alloc_block(dev, n);
+    void* host = dptr == nullptr ? nullptr : catch_rt::mapHostUnchecked(dptr);
+    // context == data: CPU code may pair raw_allocate with raw_deleter.
+    return {host, host, &delete_host_view, c10::Device(c10::DeviceType::CPU)};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &delete_host_view; }
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    g_cpu_original->copy_data(dest, src, count);
+  }
+};
+
+// ---- pinned host memory -------------------------------------------------------------
+void delete_pinned(void* p) { MLU_CHECK(catch_rt::hostFree(p)); }
+
+class PinnedAllocator final : public c10::Allocator {
+ public:
+  c10::DataPtr allocate(size_t n) override {
+    void* p = nullptr;
+    if (n > 0) MLU_CHECK(catch_rt::hostMalloc(n, &p));
+    return {p, p, &delete_pinned, c10::Device(c10::DeviceType::CPU)};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &delete_pinned; }
+  void copy_data(void* dest, const void* src, std::size_t count) const override { std::memcpy(dest, src, count); }
+};
+
+}  // namespace
+
+c10::DeviceAllocator* device_allocator() { return the_allocator(); }
+
+void empty_cache() { the_allocator()->emptyCache({0, 0}); }
+
+c10::Allocator* host_allocator() {
+  static PinnedAllocator* a = new PinnedAllocator();
+  return a;
+}
+
+HostKernelScope::HostKernelScope() : prev_(tls_host_kernel) { tls_host_kernel = true; }
+HostKernelScope::~HostKernelScope() { tls_host_kernel = prev_; }
+
+bool adopt_host_block(c10::DataPtr& p, c10::DeviceIndex device) {
+  if (p.get_deleter() != &delete_host_view || p.get() == nullptr) return false;
+  void* dptr = catch_rt::deviceAddress(p.get(), device);
+  if (!the_allocator()->owns(dptr)) return false;  // allocated for another device
+  bool released = p.compare_exchange_deleter(&delete_host_view, &c10::detail::deleteNothing);
+  TORCH_INTERNAL_ASSERT(released);
+  p = c10::DataPtr(dptr, dptr, &delete_device_ptr, c10::Device(kMLU, device));
+  return true;
+}
+
+void install_cpu_allocator_shim() {
+  static bool done = false;
+  if (done) return;
+  done = true;
+  g_cpu_original = c10::GetCPUAllocator();
+  static CPUShim* shim = new CPUShim();
+  c10::SetCPUAllocator(shim, /*priority=*/100);
+}
+
+// REGISTER_ALLOCATOR(PrivateUse1) equivalent, done at load time.
+namespace {
+struct Registrar {
+  Registrar() { c10::SetAllocator(kMLU, the_allocator()); }
+};
+Registrar g_registrar;
+}  // namespace
+
+}  // namespace torch_mlu

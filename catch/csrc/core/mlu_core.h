@@ -1,0 +1,74 @@
+// Core of the Catch backend over the emulated runtime: error checks, the
+// caching allocator, queues as c10 streams, and the host-kernel allocation
+// mode. c10-level only (no ATen includes) so it stays cheap to include.
+#pragma once
+
+#include <c10/core/Allocator.h>
+#include <c10/core/CachingDeviceAllocator.h>
+#include <c10/core/Device.h>
+#include <c10/core/Stream.h>
+#include <c10/util/Exception.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../runtime/mlu_runtime.h"
+
+#define MLU_CHECK(expr)                                                                       \
+  do {                                                                                        \
+    ::catch_rt::Status _st = (expr);                                                          \
+    TORCH_CHECK(_st == ::catch_rt::Status::Success, "MLU runtime error: ",                    \
+                ::catch_rt::statusString(_st), " (", #expr, ")");                             \
+  } while (0)
+
+namespace torch_mlu {
+
+constexpr c10::DeviceType kMLU = c10::DeviceType::PrivateUse1;
+
+// ---- devices and queues (guard.cpp) ---------------------------------------------
+c10::DeviceIndex device_count();
+c10::DeviceIndex current_device();
+void set_device(c10::DeviceIndex d);
+// Raises like CUDA ("invalid device ordinal") for an index outside [0, count).
+void check_device_index(c10::DeviceIndex d);
+catch_rt::Queue* queue_of(const c10::Stream& s);
+c10::Stream current_stream(c10::DeviceIndex d);
+c10::StreamId current_stream_id(c10::DeviceIndex d);  // no checks; d must be valid
+catch_rt::Queue* current_queue(c10::DeviceIndex d);
+c10::Stream set_current_stream(const c10::Stream& s);  // returns the previous one
+c10::Stream new_stream(c10::DeviceIndex d);
+
+// ---- caching allocator (allocator.cpp) -------------------------------------------
+c10::DeviceAllocator* device_allocator();
+void empty_cache();
+// Pinned host memory (hooks: getPinnedMemoryAllocator).
+c10::Allocator* host_allocator();
+
+// While a HostKernelScope is alive on a thread, the process CPU allocator hands
+// out device memory of the current device (as host views); kernels then adopt
+// those buffers as device tensors without a copy.
+struct HostKernelScope {
+  HostKernelScope();
+  ~HostKernelScope();
+  HostKernelScope(const HostKernelScope&) = delete;
+  HostKernelScope& operator=(const HostKernelScope&) = delete;
+ private:
+  bool prev_;
+};
+// Converts a DataPtr produced under HostKernelScope into a device DataPtr.
+// Returns false (leaving `p` untouched) if `p` is not such a buffer.
+bool adopt_host_block(c10::DataPtr& p, c10::DeviceIndex device);
+void install_cpu_allocator_shim();
+
+// ---- device kernels and fallback accounting (kernels/device_kernels.cpp) -------------
+// Registers the generic device kernel for every overload of the kDeviceOps list (once).
+void register_device_kernels();
+const std::vector<std::string>& device_op_names();
+std::map<std::string, int64_t> fallback_report();  // "aten::op.overload" -> calls
+void reset_fallback_report();
+bool fallback_strict();  // CATCH_FALLBACK_STRICT=1 or set_fallback_strict(true)
+void set_fallback_strict(bool on);
+
+}  // namespace torch_mlu

@@ -1,0 +1,641 @@
+// Device kernels for mlu, and the CPU fallback for everything else.
+//
+// A device kernel runs an ATen CPU kernel directly on the device buffers:
+// every mlu tensor argument becomes a CPU tensor over the runtime's host view
+// of its storage (catch_rt::mapHost), the op is redispatched to the CPU key
+// under HostKernelScope (so new buffers the kernel allocates are device
+// memory), and results are turned back into mlu tensors: the argument itself
+// for in-place/out ops, a view of the argument's storage for view ops, or the
+// adopted device buffer for new tensors. No copies. Work is ordered on the
+// current queue (catch_rt::runInline).
+//
+// Which ops are device kernels is one list (kDeviceOps). Everything else goes
+// through the boxed CPU fallback: on by default, warns once per op, counts
+// calls per op (torch.mlu.fallback_report()); CATCH_FALLBACK_STRICT=1 turns a
+// fallback into an error naming the op.
+#include <ATen/EmptyTensor.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/native/CPUFallback.h>
+#include <c10/core/CPUAllocator.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <torch/library.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "../aten/mlu_aten.h"
+#include "../core/mlu_core.h"
+
+namespace torch_mlu {
+namespace {
+
+using c10::IValue;
+using torch::jit::Stack;
+
+// ---- host views ------------------------------------------------------------------
+struct StorageMap {
+  c10::StorageImpl* host;
+  c10::Storage device;
+};
+
+struct Written {
+  at::Tensor original;  // the mlu tensor
+  at::Tensor host;      // its host view handed to the CPU kernel
+  void* host_ptr;       // host view's data pointer before the kernel ran
+};
+
+struct HostCall {
+  c10::DeviceIndex device = -1;
+  c10::SmallVector<StorageMap, 4> storages;
+  c10::SmallVector<std::pair<c10::TensorImpl*, at::Tensor>, 4> wrapped;  // host view impl -> original
+  c10::SmallVector<Written, 2> written;
+
+  c10::Storage host_storage(const c10::Storage& ds) {
+    for (auto& s : storages) {
+      if (s.device.unsafeGetStorageImpl() == ds.unsafeGetStorageImpl()) return c10::Storage(
+          c10::intrusive_ptr<c10::StorageImpl>::reclaim_copy(s.host));
+    }
+    auto* impl = ds.unsafeGetStorageImpl();
+    size_t nbytes = impl->nbytes();
+    void* host = nullptr;
+    MLU_CHECK(catch_rt::mapHost(impl->data_ptr().get(), nbytes, &host));
+    c10::Storage hs(c10::Storage::use_byte_size_t(), nbytes, c10::DataPtr(host, c10::Device(c10::kCPU)),
+                    c10::GetCPUAllocator(), impl->resizable());
+    storages.push_back({hs.unsafeGetStorageImpl(), ds});
+    return hs;
+  }
+
+  at::Tensor host_view(const at::Tensor& t) {
+    auto impl = c10::make_intrusive<c10::TensorImpl>(host_storage(t.storage()),
+                                                     c10::DispatchKeySet(c10::DispatchKey::CPU), t.dtype());
+    impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+    impl->_set_conj(t.is_conj());
+    impl->_set_neg(t.is_neg());
+    at::Tensor h(std::move(impl));
+    wrapped.emplace_back(h.unsafeGetTensorImpl(), t);
+    return h;
+  }
+
+  c10::Storage device_storage_for(c10::StorageImpl* hs) {
+    for (auto& s : storages) {
+      if (s.host == hs) return s.device;
+    }
+    // A buffer the kernel allocated: adopt it (no copy) or, if it was not
+    // allocated in host-kernel mode, copy it to the device.
+    size_t nbytes = hs->nbytes();
+    c10::DataPtr& hp = hs->_mutable_data_ptr_no_checks();
+    c10::Storage ds;
+    if (adopt_host_block(hp, device)) {  // turns hp into the device DataPtr
+      ds = c10::Storage(c10::Storage::use_byte_size_t(), nbytes, std::move(hp), device_allocator(), true);
+      hs->set_data_ptr_noswap(c10::DataPtr(nullptr, c10::Device(c10::kCPU)));
+      hs->set_nbytes(0);
+    } else {
+      // Not device memory (e.g. a CPU tensor argument handed back): copy, leave the host buffer alone.
+      c10::DataPtr fresh = device_allocator()->allocate(nbytes);
+      if (nbytes > 0) {
+        MLU_CHECK(catch_rt::memcpy(fresh.get(), hp.get(), nbytes, catch_rt::MemcpyKind::HostToDevice));
+      }
+      ds = c10::Storage(c10::Storage::use_byte_size_t(), nbytes, std::move(fresh), device_allocator(), true);
+    }
+    storages.push_back({hs, ds});
+    return ds;
+  }
+
+  at::Tensor to_device(const at::Tensor& r) {
+    if (!r.defined() || r.device().type() != c10::kCPU) return r;
+    for (auto& w : wrapped) {
+      if (w.first == r.unsafeGetTensorImpl()) return w.second;
+    }
+    c10::Storage ds = device_storage_for(r.storage().unsafeGetStorageImpl());
+    auto impl = c10::make_intrusive<c10::TensorImpl>(std::move(ds), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                                     r.dtype());
+    impl->set_sizes_and_strides(r.sizes(), r.strides(), r.storage_offset());
+    impl->_set_conj(r.is_conj());
+    impl->_set_neg(r.is_neg());
+    return at::Tensor(std::move(impl));
+  }
+
+  // After the kernel: mirror resizes / set_ done on host views of written args.
+  void write_back() {
+    for (auto& w : written) {
+      auto* himpl = w.host.unsafeGetTensorImpl();
+      auto* oimpl = w.original.unsafeGetTensorImpl();
+      c10::StorageImpl* hs = himpl->storage().unsafeGetStorageImpl();
+      bool same_storage = false;
+      for (auto& s : storages) {
+        if (s.host == hs && s.device.unsafeGetStorageImpl() == oimpl->storage().unsafeGetStorageImpl()) {
+          same_storage = true;
+        }
+      }
+      if (same_storage && hs->data_ptr().get() != w.host_ptr) {
+        // The kernel resized the storage: move the new buffer into the device storage.
+        size_t nbytes = hs->nbytes();
+        c10::DataPtr p = hs->set_data_ptr(c10::DataPtr(w.host_ptr, c10::Device(c10::kCPU)));
+        if (!adopt_host_block(p, device)) {
+          c10::DataPtr fresh = device_allocator()->allocate(nbytes);
+          if (nbytes > 0) {
+            MLU_CHECK(catch_rt::memcpy(fresh.get(), p.get(), nbytes, catch_rt::MemcpyKind::HostToDevice));
+          }
+          p = std::move(fresh);
+        }
+        auto* ods = oimpl->storage().unsafeGetStorageImpl();
+        ods->set_data_ptr_noswap(std::move(p));
+        ods->set_nbytes(nbytes);
+      } else if (!same_storage) {
+        oimpl->set_storage_keep_dtype(device_storage_for(hs));
+      }
+      if (oimpl->sizes() != himpl->sizes() || oimpl->strides() != himpl->strides() ||
+          oimpl->storage_offset() != himpl->storage_offset()) {
+        oimpl->set_sizes_and_strides(himpl->sizes(), himpl->strides(), himpl->storage_offset());
+      }
+    }
+  }
+};
+
+std::string device_str(const at::Tensor& t) { return t.device().str(); }
+
+[[noreturn]] void mixed_devices(const std::string& a, const std::string& b, const c10::OperatorHandle& op) {
+  TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two devices, ", a, " and ", b,
+              "! (when checking arguments for ", op.schema().name(), ")");
+}
+
+// Finds the op's mlu device and refuses CUDA-incompatible device mixes:
+// tensors on two mlu devices, or an mlu tensor with a non-scalar CPU tensor.
+// CPU tensors inside index lists (Tensor?[]) are allowed, as on CUDA.
+c10::DeviceIndex op_device(const c10::OperatorHandle& op, const Stack& stack, size_t begin, size_t n) {
+  c10::DeviceIndex dev = -1;
+  const at::Tensor* cpu_arg = nullptr;
+  const at::Tensor* other = nullptr;
+  auto note = [&](const at::Tensor& t, bool in_index_list) {
+    if (!t.defined()) return;
+    auto type = t.device().type();
+    if (type == kMLU) {
+      if (dev == -1) {
+        dev = t.device().index();
+      } else if (t.device().index() != dev) {
+        mixed_devices("mlu:" + std::to_string(dev), device_str(t), op);
+      }
+    } else if (type == c10::kCPU) {
+      if (t.dim() != 0 && !in_index_list && cpu_arg == nullptr) cpu_arg = &t;
+    } else if (other == nullptr) {
+      other = &t;
+    }
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const IValue& iv = stack[begin + i];
+    if (iv.isTensor()) {
+      note(iv.toTensor(), false);
+    } else if (iv.isTensorList()) {
+      for (const at::Tensor& t : iv.toTensorList()) note(t, false);
+    } else if (iv.isList()) {
+      for (const IValue& e : iv.toListRef()) {
+        if (e.isTensor()) note(e.toTensor(), true);
+      }
+    } else if (iv.isDevice() && iv.toDevice().type() == kMLU && dev == -1) {
+      dev = iv.toDevice().has_index() ? iv.toDevice().index() : current_device();
+      check_device_index(dev);
+    }
+  }
+  if (dev == -1) dev = current_device();
+  if (cpu_arg != nullptr) mixed_devices("mlu:" + std::to_string(dev), device_str(*cpu_arg), op);
+  if (other != nullptr) mixed_devices("mlu:" + std::to_string(dev), device_str(*other), op);
+  return dev;
+}
+
+bool is_optional_generator(const c10::Argument& a) {
+  const auto& t = a.type();
+  if (t->kind() == c10::TypeKind::GeneratorType) return true;
+  return t->kind() == c10::TypeKind::OptionalType &&
+         t->castRaw<c10::OptionalType>()->getElementType()->kind() == c10::TypeKind::GeneratorType;
+}
+
+using HostFn = void (*)(const c10::OperatorHandle&, Stack*);
+
+void redispatch_cpu(const c10::OperatorHandle& op, Stack* stack) {
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+}
+
+// The generic device kernel: `call` runs the host computation on the rewritten stack.
+void run_device_kernel(const c10::OperatorHandle& op, Stack* stack, HostFn call) {
+  const auto& schema = op.schema();
+  const auto& args = schema.arguments();
+  const size_t n = args.size();
+  const size_t begin = stack->size() - n;
+  HostCall hc;
+  hc.device = op_device(op, *stack, begin, n);
+
+  for (size_t i = 0; i < n; ++i) {
+    IValue& iv = (*stack)[begin + i];
+    const auto* alias = args[i].alias_info();
+    bool writes = alias != nullptr && alias->isWrite();
+    if (iv.isTensor()) {
+      const at::Tensor& t = iv.toTensor();
+      if (t.defined() && t.device().type() == kMLU) {
+        at::Tensor h = hc.host_view(t);
+        if (writes) hc.written.push_back({t, h, h.storage().unsafeGetStorageImpl()->data_ptr().get()});
+        iv = IValue(std::move(h));
+      }
+    } else if (iv.isTensorList()) {
+      auto list = iv.toTensorList();
+      c10::List<at::Tensor> out;
+      out.reserve(list.size());
+      for (const at::Tensor& t : list) {
+        if (t.defined() && t.device().type() == kMLU) {
+          at::Tensor h = hc.host_view(t);
+          if (writes) hc.written.push_back({t, h, h.storage().unsafeGetStorageImpl()->data_ptr().get()});
+          out.push_back(h);
+        } else {
+          out.push_back(t);
+        }
+      }
+      iv = IValue(out);
+    } else if (iv.isList() && args[i].type()->str() == "Tensor?[]") {
+      c10::List<std::optional<at::Tensor>> out;
+      for (const IValue& e : iv.toListRef()) {
+        if (e.isTensor() && e.toTensor().defined() && e.toTensor().device().type() == kMLU) {
+          out.push_back(hc.host_view(e.toTensor()));
+        } else if (e.isTensor() && e.toTensor().defined()) {
+          out.push_back(e.toTensor());
+        } else {
+          out.push_back(std::nullopt);
+        }
+      }
+      iv = IValue(out);
+    } else if (iv.isDevice() && iv.toDevice().type() == kMLU) {
+      iv = IValue(c10::Device(c10::kCPU));
+    } else if (iv.isStorage()) {
+      c10::Storage s = iv.toStorage();
+      if (s.device_type() == kMLU) iv = IValue(hc.host_storage(s));
+    } else if (is_optional_generator(args[i])) {
+      std::optional<at::Generator> g;
+      if (iv.isGenerator()) g = iv.toGenerator();
+      iv = IValue(host_engine(g, hc.device));
+    }
+  }
+
+  {
+    // In order on the current queue: earlier queued work finishes first (catch_rt::runInline, spelled out).
+    catch_rt::Queue* q = current_queue(hc.device);
+    if (!catch_rt::queueIdle(q)) catch_rt::queueSync(q);
+    c10::DeviceGuard guard(c10::Device(kMLU, hc.device));
+    HostKernelScope scope;
+    c10::impl::ExcludeDispatchKeyGuard below(c10::autograd_dispatch_keyset_with_ADInplaceOrView);
+    call(op, stack);
+    hc.write_back();
+  }
+
+  const size_t nret = schema.returns().size();
+  const size_t rbegin = stack->size() - nret;
+  for (size_t i = 0; i < nret; ++i) {
+    IValue& iv = (*stack)[rbegin + i];
+    if (iv.isTensor()) {
+      iv = IValue(hc.to_device(iv.toTensor()));
+    } else if (iv.isTensorList()) {
+      c10::List<at::Tensor> out;
+      for (const at::Tensor& t : iv.toTensorList()) out.push_back(hc.to_device(t));
+      iv = IValue(out);
+    }
+  }
+}
+
+void device_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, Stack* stack) {
+  run_device_kernel(op, stack, &redispatch_cpu);
+}
+
+// Ops whose CPU kernel draws from the default CPU generator (no Generator argument).
+void implicit_rng_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, Stack* stack) {
+  run_device_kernel(op, stack, [](const c10::OperatorHandle& o, Stack* s) {
+    with_device_rng(current_device(), [&] { redispatch_cpu(o, s); });
+  });
+}
+
+// convolution_overrideable(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+// runs aten::convolution (same arguments) on the host views.
+void convolution_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, Stack* stack) {
+  run_device_kernel(op, stack, [](const c10::OperatorHandle&, Stack* s) {
+    static auto conv = c10::Dispatcher::singleton().findSchemaOrThrow("aten::convolution", "");
+    conv.callBoxed(s);
+  });
+}
+
+// convolution_backward_overrideable(grad_output, input, weight, stride, padding, dilation, transposed,
+// output_padding, groups, output_mask) -> aten::convolution_backward, which also takes bias_sizes.
+void convolution_backward_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, Stack* stack) {
+  run_device_kernel(op, stack, [](const c10::OperatorHandle&, Stack* s) {
+    static auto bwd = c10::Dispatcher::singleton().findSchemaOrThrow("aten::convolution_backward", "");
+    const size_t begin = s->size() - 10;
+    const at::Tensor& weight = (*s)[begin + 2].toTensor();
+    bool transposed = (*s)[begin + 6].toBool();
+    int64_t groups = (*s)[begin + 8].toInt();
+    int64_t channels = transposed ? weight.size(1) * groups : weight.size(0);
+    s->insert(s->begin() + static_cast<std::ptrdiff_t>(begin + 3), IValue(std::vector<int64_t>{channels}));
+    bwd.callBoxed(s);
+  });
+}
+
+// ---- empty / copy ----------------------------------------------------------------------
+at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
+                               std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                               std::optional<bool> pin_memory, std::optional<c10::MemoryFormat> memory_format) {
+  auto dev = c10::device_or_default(device);
+  TORCH_CHECK(c10::layout_or_default(layout) == c10::Layout::Strided, "mlu tensors support only the strided layout");
+  TORCH_CHECK(!c10::pinned_memory_or_default(pin_memory), "Only dense CPU tensors can be pinned");
+  c10::DeviceIndex idx = dev.has_index() ? dev.index() : current_device();
+  check_device_index(idx);
+  c10::DeviceGuard g(c10::Device(kMLU, idx));
+  return at::detail::empty_generic(size, device_allocator(), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                   c10::dtype_or_default(dtype), memory_format);
+}
+
+at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::optional<c10::ScalarType> dtype,
+                         std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                         std::optional<bool> pin_memory) {
+  auto dev = c10::device_or_default(device);
+  TORCH_CHECK(c10::layout_or_default(layout) == c10::Layout::Strided, "mlu tensors support only the strided layout");
+  TORCH_CHECK(!c10::pinned_memory_or_default(pin_memory), "Only dense CPU tensors can be pinned");
+  c10::DeviceIndex idx = dev.has_index() ? dev.index() : current_device();
+  check_device_index(idx);
+  c10::DeviceGuard g(c10::Device(kMLU, idx));
+  return at::detail::empty_strided_generic(size, stride, device_allocator(),
+                                           c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                           c10::dtype_or_default(dtype));
+}
+
+bool plain_copy(const at::Tensor& dst, const at::Tensor& src) {
+  return dst.dtype() == src.dtype() && dst.sizes() == src.sizes() && dst.is_contiguous() && src.is_contiguous() &&
+         !dst.is_conj() && !src.is_conj() && !dst.is_neg() && !src.is_neg();
+}
+
+void* data_of(const at::Tensor& t) {
+  return static_cast<char*>(t.storage().unsafeGetStorageImpl()->data_ptr().get()) +
+         t.storage_offset() * static_cast<int64_t>(t.itemsize());
+}
+
+// copy_ for every pair involving mlu (mlu<->mlu, cpu->mlu, mlu->cpu). Plain
+// contiguous copies are runtime memcpys (asynchronous on the current queue when
+// non_blocking and the host side is pinned); others run the CPU copy kernel on
+// the host views.
+const at::Tensor& copy_impl(const at::Tensor& self, const at::Tensor& src, bool non_blocking) {
+  TORCH_CHECK(self.defined() && src.defined(), "copy_: both tensors must be defined");
+  if (self.numel() == 0) return self;
+  const bool dst_mlu = self.device().type() == kMLU;
+  const bool src_mlu = src.device().type() == kMLU;
+  TORCH_CHECK((dst_mlu || self.is_cpu()) && (src_mlu || src.is_cpu()), "copy_ between ", self.device(), " and ",
+              src.device(), " is not supported");
+  c10::DeviceIndex dev = dst_mlu ? self.device().index() : src.device().index();
+  catch_rt::Queue* q = current_queue(dev);
+  if (plain_copy(self, src)) {
+    size_t bytes = self.nbytes();
+    auto kind = dst_mlu && src_mlu ? catch_rt::MemcpyKind::DeviceToDevice
+                : dst_mlu          ? catch_rt::MemcpyKind::HostToDevice
+                                   : catch_rt::MemcpyKind::DeviceToHost;
+    const at::Tensor& host_side = dst_mlu ? src : self;
+    if (non_blocking && (kind == catch_rt::MemcpyKind::DeviceToDevice || catch_rt::isPinned(data_of(host_side)))) {
+      MLU_CHECK(catch_rt::memcpyAsync(data_of(self), data_of(src), bytes, kind, q));
+    } else {
+      if (src_mlu && src.device().index() != dev) catch_rt::queueSync(current_queue(src.device().index()));
+      catch_rt::runInline(q, [&] { MLU_CHECK(catch_rt::memcpy(data_of(self), data_of(src), bytes, kind)); });
+    }
+    return self;
+  }
+  HostCall hc;
+  hc.device = dev;
+  at::Tensor hdst = dst_mlu ? hc.host_view(self) : self;
+  at::Tensor hsrc = src_mlu ? hc.host_view(src) : src;
+  if (src_mlu && dst_mlu && src.device().index() != dev) catch_rt::queueSync(current_queue(src.device().index()));
+  catch_rt::runInline(q, [&] {
+    c10::DeviceGuard guard(c10::Device(kMLU, dev));
+    HostKernelScope scope;
+    c10::impl::ExcludeDispatchKeyGuard below(c10::autograd_dispatch_keyset_with_ADInplaceOrView);
+    hdst.copy_(hsrc);
+  });
+  return self;
+}
+
+at::Tensor& copy_(at::Tensor& self, const at::Tensor& src, bool non_blocking) {
+  copy_impl(self, src, non_blocking);
+  return self;
+}
+
+at::Tensor _copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  copy_impl(dst, self, non_blocking);
+  return dst;
+}
+
+at::Tensor _copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  if (dst.sizes() != self.sizes()) dst.resize_(self.sizes());
+  copy_impl(dst, self, false);
+  return dst;
+}
+
+// ---- CPU fallback -----------------------------------------------------------------------
+struct FallbackStats {
+  std::mutex mu;
+  std::map<std::string, int64_t> counts;
+};
+FallbackStats& fstats() {
+  static FallbackStats* s = new FallbackStats();
+  return *s;
+}
+
+void mlu_cpu_fallback(const c10::OperatorHandle& op, Stack* stack) {
+  const auto& name = op.schema().operator_name();
+  std::string full = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+  TORCH_CHECK_NOT_IMPLEMENTED(!fallback_strict(), "The operator '", full,
+                              "' has no mlu device kernel and CATCH_FALLBACK_STRICT=1 forbids the CPU fallback.");
+  const size_t n = op.schema().arguments().size();
+  op_device(op, *stack, stack->size() - n, n);
+  bool first = false;
+  {
+    auto& s = fstats();
+    std::lock_guard<std::mutex> lk(s.mu);
+    first = s.counts[full]++ == 0;
+  }
+  if (first) {
+    TORCH_WARN("The operator '", full,
+               "' has no mlu device kernel; it falls back to the CPU (copies in and out). "
+               "This warning is shown once per operator; set CATCH_FALLBACK_STRICT=1 to make it an error.");
+  }
+  at::native::cpu_fallback(op, stack);
+}
+
+void fallback_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, Stack* stack) { mlu_cpu_fallback(op, stack); }
+
+// ---- the device-kernel list ---------------------------------------------------------
+// Base names; every overload of a name that has a CPU kernel and no composite
+// kernel (composites already reach these through decomposition) is registered.
+const char* const kDeviceOps[] = {
+    // memory, views, metadata
+    "as_strided", "view", "_reshape_alias", "unfold", "view_as_real", "view_as_complex", "resize_", "set_",
+    "_local_scalar_dense", "fill_", "zero_", "clone", "contiguous", "_unsafe_view", "masked_fill_", "where",
+    "index", "index_put_", "_index_put_impl_", "index_select", "index_add_", "index_fill_", "index_copy_",
+    "gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce", "masked_select",
+    "masked_scatter_", "nonzero", "cat", "stack", "flip", "roll", "tril", "triu", "repeat", "repeat_interleave",
+    "constant_pad_nd", "take", "put_", "_unique2", "sort", "topk", "argsort", "kthvalue", "cumsum", "cumprod",
+    "arange", "linspace", "logspace", "eye", "_to_copy", "equal", "median", "nanmedian", "_cummax_helper",
+    "_cummin_helper", "isin", "complex", "polar", "reflection_pad1d", "reflection_pad2d", "replication_pad1d",
+    "replication_pad2d", "_cdist_forward", "_cdist_backward", "_pdist_forward", "renorm", "diag_embed",
+    "unique_consecutive", "_unique", "unique_dim", "bincount",
+    // elementwise arithmetic and math
+    "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "remainder", "fmod", "pow", "pow_", "neg", "neg_",
+    "abs", "abs_", "sign", "sgn", "reciprocal", "sqrt", "rsqrt", "exp", "exp2", "expm1", "log", "log2", "log10",
+    "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "tanh_", "asinh",
+    "acosh", "atanh", "floor", "ceil", "round", "trunc", "frac", "clamp", "clamp_", "clamp_min", "clamp_max",
+    "clamp_min_", "clamp_max_", "minimum", "maximum", "fmin", "fmax", "lerp", "lerp_", "addcmul", "addcmul_",
+    "addcdiv", "addcdiv_", "erf", "erfc", "erfinv", "lgamma", "digamma", "sigmoid", "sigmoid_", "logit",
+    "hypot", "copysign", "nan_to_num", "xlogy", "logaddexp", "logaddexp2", "heaviside", "square",
+    "floor_divide", "frexp", "i0", "ldexp", "nextafter", "sinc", "deg2rad", "rad2deg", "exp2", "float_power",
+    "true_divide", "mvlgamma", "polygamma", "special_entr", "rsub", "linalg_cross",
+    "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not", "logical_xor",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "isnan", "isinf", "isfinite", "signbit",
+    "_conj_physical", "conj_physical", "_neg_view",
+    // reductions
+    "sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "aminmax", "std", "var",
+    "std_mean", "var_mean", "norm", "linalg_vector_norm", "all", "any", "logsumexp", "count_nonzero",
+    "_softmax", "_log_softmax", "_softmax_backward_data", "_log_softmax_backward_data",
+    // linear algebra
+    "mm", "addmm", "bmm", "baddbmm", "addmv", "mv", "dot", "vdot", "addbmm", "addr", "_addmm_activation",
+    // convolution and pooling
+    "max_pool2d_with_indices", "max_pool2d_with_indices_backward", "avg_pool2d", "avg_pool2d_backward",
+    "adaptive_avg_pool2d", "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward", "adaptive_max_pool2d",
+    "adaptive_max_pool2d_backward", "max_pool3d_with_indices", "avg_pool3d", "_adaptive_avg_pool3d",
+    "upsample_nearest2d", "upsample_nearest2d_backward", "upsample_bilinear2d", "upsample_bilinear2d_backward",
+    "im2col", "col2im",
+    // activations
+    "relu", "relu_", "threshold", "threshold_backward", "gelu", "gelu_backward", "silu", "silu_",
+    "silu_backward", "elu", "elu_backward", "leaky_relu", "leaky_relu_backward", "hardtanh", "hardtanh_",
+    "hardtanh_backward", "hardsigmoid", "hardsigmoid_backward", "hardswish", "hardswish_backward", "softplus",
+    "softplus_backward", "mish", "mish_backward", "sigmoid_backward", "tanh_backward", "logit_backward",
+    "_prelu_kernel", "_prelu_kernel_backward", "glu", "glu_backward", "log_sigmoid_forward",
+    "log_sigmoid_backward",
+    // losses
+    "nll_loss_forward", "nll_loss_backward", "nll_loss2d_forward", "nll_loss2d_backward", "mse_loss",
+    "mse_loss_backward", "smooth_l1_loss", "smooth_l1_loss_backward", "huber_loss", "huber_loss_backward",
+    "binary_cross_entropy", "binary_cross_entropy_backward", "binary_cross_entropy_with_logits",
+    // embedding and normalization
+    "embedding_dense_backward", "_embedding_bag", "_embedding_bag_backward", "native_layer_norm",
+    "native_layer_norm_backward", "native_batch_norm", "native_batch_norm_backward", "_native_batch_norm_legit",
+    "_native_batch_norm_legit_no_training", "native_group_norm", "native_group_norm_backward",
+    "_batch_norm_with_update", "batch_norm_backward", "_fused_rms_norm", "_fused_rms_norm_backward",
+    // dropout and random
+    "native_dropout", "native_dropout_backward", "bernoulli", "bernoulli_", "uniform_", "normal_", "normal",
+    "random_", "exponential_", "geometric_", "log_normal_", "cauchy_", "multinomial", "randperm",
+    // optimizers (torch.optim foreach paths) and AMP
+    "_foreach_add", "_foreach_add_", "_foreach_sub", "_foreach_sub_", "_foreach_mul", "_foreach_mul_",
+    "_foreach_div", "_foreach_div_", "_foreach_addcmul", "_foreach_addcmul_", "_foreach_addcdiv",
+    "_foreach_addcdiv_", "_foreach_sqrt", "_foreach_sqrt_", "_foreach_lerp", "_foreach_lerp_", "_foreach_neg",
+    "_foreach_neg_", "_foreach_norm", "_foreach_maximum", "_foreach_maximum_", "_foreach_copy_", "_foreach_zero_",
+    "_foreach_pow", "_foreach_reciprocal_", "_foreach_sign", "_foreach_abs", "_foreach_exp", "_foreach_clamp_min_",
+    "_foreach_clamp_max_", "_fused_sgd_", "_fused_adam_", "_fused_adamw_", "_amp_foreach_non_finite_check_and_unscale_",
+    "_amp_update_scale_",
+    // more reductions, pooling/upsampling and losses
+    "nansum", "trace", "angle", "isposinf", "isneginf", "mode", "_logcumsumexp", "softshrink", "hardshrink",
+    "softshrink_backward", "hardshrink_backward", "upsample_nearest1d", "upsample_nearest1d_backward",
+    "upsample_nearest3d", "upsample_nearest3d_backward", "_upsample_nearest_exact1d",
+    "_upsample_nearest_exact1d_backward", "_upsample_nearest_exact2d", "_upsample_nearest_exact2d_backward",
+    "_upsample_nearest_exact3d", "_upsample_nearest_exact3d_backward", "upsample_linear1d",
+    "upsample_linear1d_backward", "upsample_bicubic2d", "upsample_bicubic2d_backward", "upsample_trilinear3d",
+    "upsample_trilinear3d_backward", "_upsample_bilinear2d_aa", "_upsample_bilinear2d_aa_backward",
+    "grid_sampler_2d", "grid_sampler_2d_backward", "grid_sampler_3d", "grid_sampler_3d_backward", "max_unpool2d",
+    "max_unpool3d", "embedding_renorm_", "multi_margin_loss", "multi_margin_loss_backward",
+    "multilabel_margin_loss_forward", "multilabel_margin_loss_backward", "rrelu_with_noise",
+    "fractional_max_pool2d", "fractional_max_pool2d_backward", "fractional_max_pool3d",
+    "fractional_max_pool3d_backward", "channel_shuffle", "reflection_pad3d", "replication_pad3d",
+    "reflection_pad1d_backward", "reflection_pad2d_backward", "reflection_pad3d_backward",
+    "replication_pad1d_backward", "replication_pad2d_backward", "replication_pad3d_backward", "adaptive_max_pool3d",
+    "adaptive_max_pool3d_backward", "avg_pool3d_backward", "max_pool3d_with_indices_backward",
+    "_adaptive_avg_pool3d_backward", "_ctc_loss", "_ctc_loss_backward", "nonzero_static",
+    "_embedding_bag_forward_only", "igamma", "igammac", "index_reduce",
+    // linear algebra (LAPACK on the host side of the emulated device) and FFT
+    "_linalg_svd", "linalg_qr", "linalg_cholesky_ex", "_linalg_eigh", "linalg_inv_ex", "_linalg_solve_ex",
+    "linalg_lu_factor_ex", "linalg_lu_solve", "linalg_lu", "_linalg_det", "_linalg_slogdet", "lu_unpack",
+    "linalg_ldl_factor_ex", "linalg_ldl_solve", "cholesky", "cholesky_inverse", "_cholesky_solve_helper",
+    "triangular_solve", "linalg_solve_triangular", "geqrf", "ormqr", "linalg_householder_product", "linalg_lstsq",
+    "linalg_eig", "_linalg_eigvals", "linalg_matrix_exp", "_fft_r2c", "_fft_c2c", "_fft_c2r",
+};
+
+bool fallback_strict_env() {
+  const char* v = std::getenv("CATCH_FALLBACK_STRICT");
+  return v != nullptr && std::string(v) == "1";
+}
+std::atomic<bool> g_strict{fallback_strict_env()};
+
+std::vector<std::string>& registered_ops() {
+  static std::vector<std::string> v;
+  return v;
+}
+
+void register_device_ops(torch::Library& lib) {
+  std::set<std::string> wanted(std::begin(kDeviceOps), std::end(kDeviceOps));
+  const std::set<std::string> manual = {"copy_", "_copy_from", "_copy_from_and_resize", "empty",
+                                        "empty_strided", "convolution_overrideable",
+                                        "convolution_backward_overrideable"};
+  for (const auto& name : c10::Dispatcher::singleton().getAllOpNames()) {
+    if (name.name.rfind("aten::", 0) != 0) continue;
+    std::string base = name.name.substr(6);
+    if (!wanted.count(base) || manual.count(base)) continue;
+    auto op = c10::Dispatcher::singleton().findOp(name);
+    if (!op.has_value() || !op->hasSchema()) continue;
+    if (!op->hasKernelForDispatchKey(c10::DispatchKey::CPU)) continue;
+    // Composite-implicit ops decompose above the backend; a backend kernel
+    // would bypass their autograd formula.
+    if (op->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd)) continue;
+    std::string full = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+    if (base == "native_dropout") {
+      lib.impl(full.c_str(), torch::CppFunction::makeFromBoxedFunction<&implicit_rng_kernel>());
+    } else {
+      lib.impl(full.c_str(), torch::CppFunction::makeFromBoxedFunction<&device_kernel>());
+    }
+    registered_ops().push_back(full);
+  }
+}
+
+}  // namespace
+
+std::map<std::string, int64_t> fallback_report() {
+  auto& s = fstats();
+  std::lock_guard<std::mutex> lk(s.mu);
+  return s.counts;
+}
+
+void reset_fallback_report() {
+  auto& s = fstats();
+  std::lock_guard<std::mutex> lk(s.mu);
+  s.counts.clear();
+}
+
+bool fallback_strict() { return g_strict.load(); }
+
+void set_fallback_strict(bool on) { g_strict.store(on); }
+
+const std::vector<std::string>& device_op_names() { return registered_ops(); }
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", empty_memory_format);
+  m.impl("empty_strided", empty_strided);
+  m.impl("copy_", copy_);
+  m.impl("_copy_from", _copy_from);
+  m.impl("_copy_from_and_resize", _copy_from_and_resize);
+  m.impl("convolution_overrideable", torch::CppFunction::makeFromBoxedFunction<&convolution_kernel>());
+  m.impl("convolution_backward_overrideable",
+         torch::CppFunction::makeFromBoxedFunction<&convolution_backward_kernel>());
+}
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&fallback_kernel>()); }
+
+// The generic list is registered once the whole aten library is loaded (from
+// torch_mlu._C's init), so every overload name is known.
+void register_device_kernels() {
+  static std::unique_ptr<torch::Library> lib;
+  if (lib) return;
+  lib = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__,
+                                         __LINE__);
+  register_device_ops(*lib);
+}
+
+}  // namespace torch_mlu

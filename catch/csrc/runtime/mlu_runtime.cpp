@@ -1,0 +1,497 @@
+#include "mlu_runtime.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace catch_rt {
+namespace {
+
+constexpr int kMaxDevices = 16;
+constexpr int kTagShift = 56;
+constexpr std::uintptr_t kAddrMask = (std::uintptr_t{1} << kTagShift) - 1;
+constexpr std::size_t kAlign = 64;
+
+long long envInt(const char* name, long long fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  long long x = std::strtoll(v, &end, 10);
+  return (end != nullptr && *end == '\0') ? x : fallback;
+}
+
+struct Allocation {
+  std::size_t size;
+  int device;
+};
+
+struct DeviceState {
+  std::size_t used = 0;
+};
+
+struct Registry {
+  std::mutex mu;
+  std::map<std::uintptr_t, Allocation> device_allocs;  // key: device address
+  std::map<std::uintptr_t, std::size_t> pinned;        // key: host address
+  DeviceState devices[kMaxDevices];
+  int count;
+  std::size_t capacity;
+  Registry() {
+    count = static_cast<int>(std::clamp<long long>(envInt("MLU_VISIBLE_DEVICE_COUNT", 2), 0, kMaxDevices));
+    long long cap = envInt("CATCH_MLU_MEMORY_BYTES", 8LL << 30);
+    capacity = cap > 0 ? static_cast<std::size_t>(cap) : (8ULL << 30);
+  }
+};
+
+Registry& reg() {
+  static Registry* r = new Registry();  // leaked: outlives static destructors
+  return *r;
+}
+
+thread_local int tls_device = 0;
+
+std::uintptr_t tagOf(int device) { return static_cast<std::uintptr_t>(device + 1) << kTagShift; }
+
+template <class Map>
+typename Map::const_iterator findContaining(const Map& m, std::uintptr_t p) {
+  auto it = m.upper_bound(p);
+  if (it == m.begin()) return m.end();
+  --it;
+  return it;
+}
+
+}  // namespace
+
+// ---- queues -------------------------------------------------------------------
+struct Queue {
+  int device;
+  std::mutex mu;
+  std::condition_variable cv_work;
+  std::condition_variable cv_idle;
+  std::deque<std::function<void()>> work;
+  std::atomic<long> pending{0};
+  std::thread worker;
+  bool started = false;
+
+  explicit Queue(int d) : device(d) {}
+
+  void enqueue(std::function<void()> fn) {
+    std::unique_lock<std::mutex> lk(mu);
+    if (!started) {
+      started = true;
+      worker = std::thread([this] { loop(); });
+      worker.detach();
+    }
+    pending.fetch_add(1, std::memory_order_acq_rel);
+    work.push_back(std::move(fn));
+    cv_work.notify_one();
+  }
+
+  void loop() {
+    for (;;) {
+      std::function<void()> fn;
+      {
+        std::unique_lock<std::mutex> lk(mu);
+        cv_work.wait(lk, [this] { return !work.empty(); });
+        fn = std::move(work.front());
+        work.pop_front();
+      }
+      fn();
+      std::unique_lock<std::mutex> lk(mu);
+      if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) cv_idle.notify_all();
+    }
+  }
+
+  void sync() {
+    if (pending.load(std::memory_order_acquire) == 0) return;
+    std::unique_lock<std::mutex> lk(mu);
+    cv_idle.wait(lk, [this] { return pending.load(std::memory_order_acquire) == 0; });
+  }
+};
+
+namespace {
+struct QueueTable {
+  std::mutex mu;
+  std::vector<Queue*> defaults;
+  std::vector<Queue*> all;
+  QueueTable() {
+    for (int d = 0; d < reg().count; ++d) {
+      defaults.push_back(new Queue(d));
+      all.push_back(defaults.back());
+    }
+  }
+};
+QueueTable& queues() {
+  static QueueTable* t = new QueueTable();
+  return *t;
+}
+
+using Clock = std::chrono::steady_clock;
+
+struct Mark {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  Clock::time_point when;
+  void complete() {
+    std::lock_guard<std::mutex> lk(mu);
+    when = Clock::now();
+    done = true;
+    cv.notify_all();
+  }
+  bool isDone() {
+    std::lock_guard<std::mutex> lk(mu);
+    return done;
+  }
+  void wait() {
+    std::unique_lock<std::mutex> lk(mu);
+    cv.wait(lk, [this] { return done; });
+  }
+};
+}  // namespace
+
+struct Notifier {
+  bool timing;
+  std::mutex mu;
+  std::shared_ptr<Mark> mark;  // latest placement; null if never placed
+};
+
+const char* statusString(Status s) {
+  switch (s) {
+    case Status::Success: return "success";
+    case Status::InvalidDevice: return "invalid device ordinal";
+    case Status::InvalidValue: return "invalid argument";
+    case Status::OutOfMemory: return "out of memory";
+    case Status::InvalidPointer: return "invalid pointer (freed, foreign or out of range)";
+    case Status::NotReady: return "not ready";
+    case Status::TimingDisabled: return "notifier created without timing";
+  }
+  return "unknown status";
+}
+
+int deviceCount() { return reg().count; }
+
+Status getDevice(int* device) {
+  if (device == nullptr) return Status::InvalidValue;
+  *device = tls_device;
+  return Status::Success;
+}
+
+Status setDevice(int device) {
+  if (device < 0 || device >= reg().count) return Status::InvalidDevice;
+  tls_device = device;
+  return Status::Success;
+}
+
+std::size_t deviceCapacity() { return reg().capacity; }
+
+const char* deviceName() { return "Emulated MLU (Catch)"; }
+
+Status memGetInfo(int device, std::size_t* free_bytes, std::size_t* total_bytes) {
+  auto& r = reg();
+  if (device < 0 || device >= r.count) return Status::InvalidDevice;
+  std::lock_guard<std::mutex> lk(r.mu);
+  *total_bytes = r.capacity;
+  *free_bytes = r.capacity - r.devices[device].used;
+  return Status::Success;
+}
+
+Status malloc(int device, std::size_t bytes, void** dptr) {
+  auto& r = reg();
+  if (dptr == nullptr) return Status::InvalidValue;
+  if (device < 0 || device >= r.count) return Status::InvalidDevice;
+  *dptr = nullptr;
+  if (bytes == 0) return Status::Success;
+  std::size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
+  {
+    std::lock_guard<std::mutex> lk(r.mu);
+    if (r.devices[device].used + rounded > r.capacity) return Status::OutOfMemory;
+    r.devices[device].used += rounded;
+  }
+  void* host = std::aligned_alloc(kAlign, rounded);
+  std::lock_guard<std::mutex> lk(r.mu);
+  if (host == nullptr) {
+    r.devices[device].used -= rounded;
+    return Status::OutOfMemory;
+  }
+  auto addr = reinterpret_cast<std::uintptr_t>(host);
+  if ((addr & ~kAddrMask) != 0) {  // host address does not fit the tag scheme
+    std::free(host);
+    r.devices[device].used -= rounded;
+    return Status::OutOfMemory;
+  }
+  std::uintptr_t dev_addr = addr | tagOf(device);
+  r.device_allocs.emplace(dev_addr, Allocation{rounded, device});
+  *dptr = reinterpret_cast<void*>(dev_addr);
+  return Status::Success;
+}
+
+Status free(void* dptr) {
+  if (dptr == nullptr) return Status::Success;
+  auto& r = reg();
+  auto key = reinterpret_cast<std::uintptr_t>(dptr);
+  std::size_t size;
+  int device;
+  {
+    std::lock_guard<std::mutex> lk(r.mu);
+    auto it = r.device_allocs.find(key);
+    if (it == r.device_allocs.end()) return Status::InvalidPointer;
+    size = it->second.size;
+    device = it->second.device;
+    r.device_allocs.erase(it);
+    r.devices[device].used -= size;
+  }
+  std::free(reinterpret_cast<void*>(key & kAddrMask));
+  return Status::Success;
+}
+
+Status pointerGetAttributes(const void* ptr, PointerAttributes* attrs) {
+  if (attrs == nullptr) return Status::InvalidValue;
+  *attrs = PointerAttributes{};
+  auto& r = reg();
+  auto p = reinterpret_cast<std::uintptr_t>(ptr);
+  std::lock_guard<std::mutex> lk(r.mu);
+  auto it = findContaining(r.device_allocs, p);
+  if (it != r.device_allocs.end() && p < it->first + it->second.size) {
+    *attrs = PointerAttributes{MemoryType::Device, it->second.device, it->first, it->second.size};
+    return Status::Success;
+  }
+  auto hit = findContaining(r.pinned, p);
+  if (hit != r.pinned.end() && p < hit->first + std::max<std::size_t>(hit->second, 1)) {
+    *attrs = PointerAttributes{MemoryType::PinnedHost, -1, hit->first, hit->second};
+  }
+  return Status::Success;
+}
+
+Status mapHost(const void* dptr, std::size_t bytes, void** host) {
+  auto& r = reg();
+  auto p = reinterpret_cast<std::uintptr_t>(dptr);
+  if (dptr == nullptr) {
+    *host = nullptr;
+    return bytes == 0 ? Status::Success : Status::InvalidPointer;
+  }
+  std::lock_guard<std::mutex> lk(r.mu);
+  auto it = findContaining(r.device_allocs, p);
+  if (it == r.device_allocs.end() || p + bytes > it->first + it->second.size) return Status::InvalidPointer;
+  *host = reinterpret_cast<void*>(p & kAddrMask);
+  return Status::Success;
+}
+
+void* mapHostUnchecked(const void* dptr) {
+  return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(dptr) & kAddrMask);
+}
+
+void* deviceAddress(const void* host, int device) {
+  if (host == nullptr) return nullptr;
+  return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(host) | tagOf(device));
+}
+
+Status hostMalloc(std::size_t bytes, void** ptr) {
+  if (ptr == nullptr) return Status::InvalidValue;
+  std::size_t rounded = std::max<std::size_t>((bytes + kAlign - 1) / kAlign * kAlign, kAlign);
+  void* p = std::aligned_alloc(kAlign, rounded);
+  if (p == nullptr) return Status::OutOfMemory;
+  auto& r = reg();
+  std::lock_guard<std::mutex> lk(r.mu);
+  r.pinned.emplace(reinterpret_cast<std::uintptr_t>(p), bytes);
+  *ptr = p;
+  return Status::Success;
+}
+
+Status hostFree(void* ptr) {
+  if (ptr == nullptr) return Status::Success;
+  auto& r = reg();
+  {
+    std::lock_guard<std::mutex> lk(r.mu);
+    auto it = r.pinned.find(reinterpret_cast<std::uintptr_t>(ptr));
+    if (it == r.pinned.end()) return Status::InvalidPointer;
+    r.pinned.erase(it);
+  }
+  std::free(ptr);
+  return Status::Success;
+}
+
+bool isPinned(const void* ptr) {
+  PointerAttributes a;
+  pointerGetAttributes(ptr, &a);
+  return a.type == MemoryType::PinnedHost;
+}
+
+// ---- queues --------------------------------------------------------------------
+Status queueCreate(int device, Queue** q) {
+  if (device < 0 || device >= reg().count) return Status::InvalidDevice;
+  auto& t = queues();
+  std::lock_guard<std::mutex> lk(t.mu);
+  t.all.push_back(new Queue(device));
+  *q = t.all.back();
+  return Status::Success;
+}
+
+Queue* defaultQueue(int device) {
+  auto& t = queues();
+  if (device < 0 || device >= static_cast<int>(t.defaults.size())) return nullptr;
+  return t.defaults[device];
+}
+
+int queueDevice(const Queue* q) { return q->device; }
+
+bool queueIdle(const Queue* q) { return q->pending.load(std::memory_order_acquire) == 0; }
+
+Status queueQuery(Queue* q) {
+  if (q == nullptr) return Status::InvalidValue;
+  return queueIdle(q) ? Status::Success : Status::NotReady;
+}
+
+Status queueSync(Queue* q) {
+  if (q == nullptr) return Status::InvalidValue;
+  q->sync();
+  return Status::Success;
+}
+
+Status launchHostFunc(Queue* q, std::function<void()> fn) {
+  if (q == nullptr) return Status::InvalidValue;
+  q->enqueue(std::move(fn));
+  return Status::Success;
+}
+
+void runInline(Queue* q, const std::function<void()>& fn) {
+  if (q != nullptr) q->sync();
+  fn();
+}
+
+namespace {
+Status resolve(void* dst, const void* src, std::size_t bytes, MemcpyKind kind, void** hdst, const void** hsrc) {
+  void* hs = nullptr;
+  Status st = Status::Success;
+  switch (kind) {
+    case MemcpyKind::HostToDevice:
+      st = mapHost(dst, bytes, hdst);
+      *hsrc = src;
+      break;
+    case MemcpyKind::DeviceToHost:
+      st = mapHost(src, bytes, &hs);
+      *hsrc = hs;
+      *hdst = dst;
+      break;
+    case MemcpyKind::DeviceToDevice:
+      st = mapHost(dst, bytes, hdst);
+      if (st == Status::Success) st = mapHost(src, bytes, &hs);
+      *hsrc = hs;
+      break;
+  }
+  if (st == Status::Success && bytes > 0 && (*hdst == nullptr || *hsrc == nullptr)) st = Status::InvalidPointer;
+  return st;
+}
+}  // namespace
+
+Status memcpy(void* dst, const void* src, std::size_t bytes, MemcpyKind kind) {
+  if (bytes == 0) return Status::Success;
+  void* hd = nullptr;
+  const void* hs = nullptr;
+  Status st = resolve(dst, src, bytes, kind, &hd, &hs);
+  if (st != Status::Success) return st;
+  std::memmove(hd, hs, bytes);
+  return Status::Success;
+}
+
+Status memcpyAsync(void* dst, const void* src, std::size_t bytes, MemcpyKind kind, Queue* q) {
+  if (q == nullptr) return Status::InvalidValue;
+  if (bytes == 0) return Status::Success;
+  void* hd = nullptr;
+  const void* hs = nullptr;
+  Status st = resolve(dst, src, bytes, kind, &hd, &hs);
+  if (st != Status::Success) return st;
+  q->enqueue([hd, hs, bytes] { std::memmove(hd, hs, bytes); });
+  return Status::Success;
+}
+
+// ---- notifiers -------------------------------------------------------------------
+Status notifierCreate(Notifier** n, bool timing) {
+  if (n == nullptr) return Status::InvalidValue;
+  *n = new Notifier();
+  (*n)->timing = timing;
+  return Status::Success;
+}
+
+Status notifierDestroy(Notifier* n) {
+  delete n;
+  return Status::Success;
+}
+
+Status notifierPlace(Notifier* n, Queue* q) {
+  if (n == nullptr || q == nullptr) return Status::InvalidValue;
+  auto mark = std::make_shared<Mark>();
+  {
+    std::lock_guard<std::mutex> lk(n->mu);
+    n->mark = mark;
+  }
+  if (queueIdle(q)) {
+    mark->complete();
+  } else {
+    q->enqueue([mark] { mark->complete(); });
+  }
+  return Status::Success;
+}
+
+namespace {
+std::shared_ptr<Mark> latest(Notifier* n) {
+  std::lock_guard<std::mutex> lk(n->mu);
+  return n->mark;
+}
+}  // namespace
+
+Status notifierQuery(Notifier* n) {
+  if (n == nullptr) return Status::InvalidValue;
+  auto m = latest(n);
+  return (m == nullptr || m->isDone()) ? Status::Success : Status::NotReady;
+}
+
+Status notifierSync(Notifier* n) {
+  if (n == nullptr) return Status::InvalidValue;
+  auto m = latest(n);
+  if (m != nullptr) m->wait();
+  return Status::Success;
+}
+
+Status queueWaitNotifier(Queue* q, Notifier* n) {
+  if (q == nullptr || n == nullptr) return Status::InvalidValue;
+  auto m = latest(n);
+  if (m == nullptr || m->isDone()) return Status::Success;
+  q->enqueue([m] { m->wait(); });
+  return Status::Success;
+}
+
+Status notifierElapsedTime(Notifier* start, Notifier* end, float* ms) {
+  if (start == nullptr || end == nullptr || ms == nullptr) return Status::InvalidValue;
+  if (!start->timing || !end->timing) return Status::TimingDisabled;
+  auto a = latest(start);
+  auto b = latest(end);
+  if (a == nullptr || b == nullptr) return Status::InvalidValue;
+  if (!a->isDone() || !b->isDone()) return Status::NotReady;
+  *ms = std::chrono::duration<float, std::milli>(b->when - a->when).count();
+  return Status::Success;
+}
+
+Status deviceSynchronize(int device) {
+  if (device < 0 || device >= reg().count) return Status::InvalidDevice;
+  std::vector<Queue*> qs;
+  {
+    auto& t = queues();
+    std::lock_guard<std::mutex> lk(t.mu);
+    for (Queue* q : t.all)
+      if (q->device == device) qs.push_back(q);
+  }
+  for (Queue* q : qs) q->sync();
+  return Status::Success;
+}
+
+}  // namespace catch_rt

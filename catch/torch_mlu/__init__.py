@@ -1,0 +1,39 @@
+"""torch_mlu: the Catch backend, the ``mlu`` device for PyTorch 2.13 through PrivateUse1.
+
+Importing this package (or just ``import torch``, through the ``torch.backends`` entry point that PyTorch 2.13
+autoloads; ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` disables it) renames PrivateUse1 to ``mlu``, registers ``torch.mlu``
+(mirroring ``torch.cuda``) and generates ``Tensor.mlu()``, ``Tensor.is_mlu``, ``Module.mlu()`` and the storage
+methods, as PyTorch's reference backend torch_openreg does.
+
+The device runs on an emulated MLU runtime. Environment variables:
+
+- ``MLU_VISIBLE_DEVICE_COUNT``: number of devices (default 2).
+- ``CATCH_MLU_MEMORY_BYTES``: capacity of each device in bytes (default 8 GiB); exceeding it raises
+  ``torch.OutOfMemoryError``.
+- ``CATCH_FALLBACK_STRICT=1``: an op without an mlu kernel raises instead of falling back to the CPU.
+"""
+
+
+
+def _autoload() -> None:
+    """Entry point of group ``torch.backends`` (PyTorch 2.13 ``torch._import_device_backends``).
+
+    Importing this package does all registration, so there is nothing left to do here. It is defined before
+    ``import torch``: when a script imports ``torch_mlu`` first, that ``import torch`` runs torch's autoload, which
+    looks this function up while the package is still initializing; registration then happens when it returns.
+    """
+
+
+import torch  # noqa: E402
+
+from torch_mlu import _C, mlu  # noqa: E402
+from torch_mlu._version import __version__  # noqa: E402
+
+__all__ = ["__version__", "mlu"]
+
+_C._init()
+torch.utils.rename_privateuse1_backend("mlu")
+torch._register_device_module("mlu", mlu)
+torch.utils.generate_methods_for_privateuse1_backend(
+    for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
+)

@@ -1,0 +1,17 @@
+"""Backend tests need torch_mlu built and installed (tox env ``backend``).
+
+Importing torch_mlu here (instead of skipping when it is missing) makes a broken build fail the run loudly.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import torch_mlu  # noqa: F401  (registers torch.mlu even with TORCH_DEVICE_BACKEND_AUTOLOAD=0)
+
+
+@pytest.fixture(autouse=True)
+def _sync_after_test():
+    yield
+    torch.mlu.synchronize()
