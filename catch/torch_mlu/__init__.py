@@ -24,6 +24,8 @@ def _autoload() -> None:
     """
 
 
+import sys  # noqa: E402
+
 import torch  # noqa: E402
 
 from torch_mlu import _C, mlu  # noqa: E402
@@ -34,6 +36,14 @@ __all__ = ["__version__", "mlu"]
 _C._init()
 torch.utils.rename_privateuse1_backend("mlu")
 torch._register_device_module("mlu", mlu)
+# torch._register_device_module makes `torch.mlu` an alias of torch_mlu.mlu in sys.modules; alias its submodules
+# too, so `import torch.mlu.amp` (as `import torch.cuda.amp` works) yields the same module objects, not a second copy.
+for _name in ("amp", "memory", "random", "streams"):
+    sys.modules[f"torch.mlu.{_name}"] = sys.modules[f"torch_mlu.mlu.{_name}"]
 torch.utils.generate_methods_for_privateuse1_backend(
     for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
 )
+
+# The "cncl" c10d backend for mlu tensors (torch.distributed is already imported by `import torch`).
+if torch.distributed.is_available():
+    from torch_mlu import distributed  # noqa: E402,F401
