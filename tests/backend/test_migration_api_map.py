@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+import pkgutil
 
 import pytest
 import torch
@@ -11,19 +10,6 @@ from migration_samples import _support  # noqa: F401  (makes the checkout's torc
 
 from torch_mlu.contrib._surface import cuda_public_surface
 from torch_mlu.contrib.api_map import ApiMap, _parse, load_api_map
-
-
-def _resolve(dotted: str) -> Any:
-    parts = dotted.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        for part in parts[cut:]:
-            obj = getattr(obj, part)
-        return obj
-    raise ImportError(dotted)
 
 
 def test_every_public_torch_cuda_name_is_classified() -> None:
@@ -47,7 +33,7 @@ def test_surface_is_the_real_one() -> None:
 def test_every_row_names_a_real_torch_api() -> None:
     """No stale rows: every classified name exists in the installed torch."""
     for api in load_api_map().entries:
-        _resolve(api)
+        pkgutil.resolve_name(api)
 
 
 def test_mapped_targets_exist_and_are_mlu() -> None:
@@ -55,7 +41,7 @@ def test_mapped_targets_exist_and_are_mlu() -> None:
         if entry.status == "unsupported":
             assert entry.mlu == "" and entry.reason, entry
             continue
-        target = _resolve(entry.mlu)
+        target = pkgutil.resolve_name(entry.mlu)
         assert target is not None or entry.mlu.endswith(("has_half", "has_magma")), entry
         assert entry.mlu.startswith(("torch.mlu", "torch_mlu.", "torch.OutOfMemoryError", "torch.AcceleratorError",
                                      "torch.cuda.CudaError", "torch.cuda.DeferredCudaCallError")), entry
@@ -64,15 +50,15 @@ def test_mapped_targets_exist_and_are_mlu() -> None:
 def test_mapped_functions_answer_for_mlu() -> None:
     """Spot checks that mapped rows mean the same thing on mlu (values from torch.mlu itself)."""
     table = load_api_map()
-    assert _resolve(table.get("torch.cuda.device_count").mlu)() == torch.mlu.device_count()
+    assert pkgutil.resolve_name(table.get("torch.cuda.device_count").mlu)() == torch.mlu.device_count()
     x = torch.ones(1024, device="mlu")
-    assert _resolve(table.get("torch.cuda.memory.memory_allocated").mlu)() == torch.mlu.memory_allocated()
-    assert _resolve(table.get("torch.cuda.memory_cached").mlu)() == torch.mlu.memory_reserved()
-    nested = _resolve(table.get("torch.cuda.memory_stats_as_nested_dict").mlu)()
+    assert pkgutil.resolve_name(table.get("torch.cuda.memory.memory_allocated").mlu)() == torch.mlu.memory_allocated()
+    assert pkgutil.resolve_name(table.get("torch.cuda.memory_cached").mlu)() == torch.mlu.memory_reserved()
+    nested = pkgutil.resolve_name(table.get("torch.cuda.memory_stats_as_nested_dict").mlu)()
     assert nested["allocated_bytes"]["all"]["current"] == torch.mlu.memory_allocated()
     del x
-    assert _resolve(table.get("torch.cuda.amp.GradScaler").mlu) is torch.mlu.amp.GradScaler
-    assert _resolve(table.get("torch.cuda.OutOfMemoryError").mlu) is torch.OutOfMemoryError
+    assert pkgutil.resolve_name(table.get("torch.cuda.amp.GradScaler").mlu) is torch.mlu.amp.GradScaler
+    assert pkgutil.resolve_name(table.get("torch.cuda.OutOfMemoryError").mlu) is torch.OutOfMemoryError
 
 
 def test_resolve_longest_prefix_and_unknown_names() -> None:

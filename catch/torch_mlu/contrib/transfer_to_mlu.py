@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
+import pkgutil
 import re
 from collections.abc import Callable
 from typing import Any
@@ -208,20 +208,6 @@ def _unsupported_stub(entry: ApiEntry) -> type:
     return _UnsupportedMeta(entry.api.rsplit(".", 1)[1], (), {"_entry": entry, "__doc__": entry.message()})
 
 
-def _resolve(dotted: str) -> Any:
-    """Object at a dotted path (``torch.mlu.amp.autocast``), importing modules as needed."""
-    parts = dotted.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            obj: Any = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        for part in parts[cut:]:
-            obj = getattr(obj, part)
-        return obj
-    raise ImportError(dotted)
-
-
 def _patch_api_table() -> None:
     table = load_api_map()
     for api in sorted(table.entries):
@@ -230,13 +216,13 @@ def _patch_api_table() -> None:
             continue  # a module: its names have rows of their own; the module object stays
         owner_path, name = api.rsplit(".", 1)
         try:
-            owner = _resolve(owner_path)
+            owner = pkgutil.resolve_name(owner_path)
         except (ImportError, AttributeError):
             continue  # e.g. torch.distributed.* on a torch built without distributed
         if entry.status == "unsupported":
             _set(owner, name, _unsupported_stub(entry))
             continue
-        target = _resolve(entry.mlu)
+        target = pkgutil.resolve_name(entry.mlu)
         if entry.mlu in _TRANSLATING_CLASSES:
             target = _translating_class(target)
         elif callable(target) and not isinstance(target, type) and entry.mlu.startswith("torch.mlu."):

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Publish the combined wheel of a release tag as a GitHub release asset (the images are pushed by
+# docker/build_images.sh --push). The tag must name the wheel's version: v2.13.0-catch1 <-> torch-2.13.0+cpu.catch1.
+#
+#   bash ci/scripts/publish_release.sh TAG DIST_DIR
+#
+# Needs the GitHub CLI (GH_TOKEN in the workflow). Re-running replaces the assets (--clobber).
+# Exit status: 0 published, 2 bad input (tag and wheel disagree, no wheel), other: gh's.
+set -euo pipefail
+[ $# -eq 2 ] || { echo "usage: publish_release.sh TAG DIST_DIR" >&2; exit 2; }
+tag=$1 dist=$2
+shopt -s nullglob
+wheels=("$dist"/torch-*catch*.whl)
+[ ${#wheels[@]} -eq 1 ] || { echo "error: $dist: expected one combined wheel, found ${#wheels[@]}" >&2; exit 2; }
+wheel=${wheels[0]}
+version=$(basename "$wheel" | cut -d- -f2)                 # 2.13.0+cpu.catch1
+want="v${version%%+*}-catch${version##*.catch}"            # v2.13.0-catch1
+[ "$tag" = "$want" ] || { echo "error: $wheel: version $version belongs to tag $want, not $tag" >&2; exit 2; }
+(cd "$dist" && sha256sum "$(basename "$wheel")" > SHA256SUMS)
+if gh release view "$tag" > /dev/null 2>&1; then
+    gh release upload "$tag" "$wheel" "$dist/SHA256SUMS" --clobber
+else
+    gh release create "$tag" "$wheel" "$dist/SHA256SUMS" --title "Catch $tag" \
+        --notes "Combined wheel torch $version (PyTorch ${version%%+*} + the Catch series + torch_mlu). Images: ghcr.io/catch-mlu/catch:${tag#v}, ghcr.io/catch-mlu/catch-dev:${tag#v}."
+fi
+echo "published $tag: $(basename "$wheel")"
