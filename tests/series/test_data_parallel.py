@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import pytest
-
 RunProbe = Callable[[str], Any]
 
 _PROBE = r"""
@@ -70,8 +68,6 @@ def test_data_parallel_runs_on_two_mlu_devices(run_probe: RunProbe) -> None:
     _check(run_probe('INPUT_DEVICE = "mlu:0"\n' + _PROBE))
 
 
-@pytest.mark.xfail(strict=True, reason="needs catch change: register aten::record_stream for PrivateUse1 "
-                   "(DataParallel's Scatter records its copy-stream outputs; the CPU fallback has no such kernel)")
 def test_data_parallel_scatters_a_cpu_batch(run_probe: RunProbe) -> None:
     # A CPU batch is copied on background copy streams; Scatter then calls Tensor.record_stream on each chunk.
     _check(run_probe('INPUT_DEVICE = "cpu"\n' + _PROBE))

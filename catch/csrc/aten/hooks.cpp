@@ -27,9 +27,14 @@ struct MLUGeneratorImpl final : public c10::GeneratorImpl {
   void set_current_seed(uint64_t seed) override {
     std::lock_guard<std::mutex> lk(engine.mutex());
     engine.set_current_seed(seed);
+    offset_ = 0;
   }
-  void set_offset(uint64_t offset) override { engine.set_offset(offset); }
-  uint64_t get_offset() const override { return engine.get_offset(); }
+  // The CPU engine has no Philox offset (its whole position is get_state()),
+  // but torch.Generator.__reduce__ saves get_offset() for every non-CPU
+  // generator and __setstate__ restores it before set_state(): keep the value,
+  // so pickling and copy.deepcopy work as for CUDA generators.
+  void set_offset(uint64_t offset) override { offset_ = offset; }
+  uint64_t get_offset() const override { return offset_; }
   uint64_t current_seed() const override { return engine.current_seed(); }
   uint64_t seed() override {
     std::lock_guard<std::mutex> lk(engine.mutex());
@@ -47,10 +52,12 @@ struct MLUGeneratorImpl final : public c10::GeneratorImpl {
   MLUGeneratorImpl* clone_impl() const override {
     auto* g = new MLUGeneratorImpl(device().index());
     g->engine = engine.clone();
+    g->offset_ = offset_;
     return g;
   }
 
   at::Generator engine;
+  uint64_t offset_ = 0;
 };
 
 std::vector<at::Generator>& defaults() {

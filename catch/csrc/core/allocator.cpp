@@ -9,6 +9,8 @@
 // with the allocator's numbers (as c10::cuda::CUDACachingAllocator does).
 #include <c10/core/CPUAllocator.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -290,7 +292,58 @@ class CPUShim final : public c10::Allocator {
 };
 
 // ---- pinned host memory -------------------------------------------------------------
-void delete_pinned(void* p) { MLU_CHECK(catch_rt::hostFree(p)); }
+// Like CUDA's CachingHostAllocator, a pinned block is not given back while an
+// asynchronous copy that reads or writes it may still be pending: each copy
+// records its queue on the block (record_host_use), and freeing a block whose
+// queues are busy defers the free to a host function placed on each of those
+// queues, so the memory returns to the heap only once they passed the copies.
+struct PinnedUses {
+  std::mutex mu;
+  std::unordered_map<void*, std::vector<catch_rt::Queue*>> queues;  // block base -> queues that copied it
+};
+PinnedUses& pinned_uses() {
+  static PinnedUses* u = new PinnedUses();  // leaked: deleters may run during static destruction
+  return *u;
+}
+
+void free_pinned_now(void* p) {
+  auto st = catch_rt::hostFree(p);
+  if (st != catch_rt::Status::Success) {
+    TORCH_WARN("MLU error: free of pinned host pointer ", p, " failed: ", catch_rt::statusString(st));
+  }
+}
+
+void delete_pinned(void* p) {
+  if (p == nullptr) return;
+  std::vector<catch_rt::Queue*> used;
+  {
+    auto& u = pinned_uses();
+    std::lock_guard<std::mutex> lk(u.mu);
+    auto it = u.queues.find(p);
+    if (it != u.queues.end()) {
+      used = std::move(it->second);
+      u.queues.erase(it);
+    }
+  }
+  std::vector<catch_rt::Queue*> busy;
+  for (catch_rt::Queue* q : used) {
+    if (!catch_rt::queueIdle(q)) busy.push_back(q);
+  }
+  if (busy.empty()) {
+    free_pinned_now(p);
+    return;
+  }
+  auto remaining = std::make_shared<std::atomic<size_t>>(busy.size());
+  for (catch_rt::Queue* q : busy) {
+    auto st = catch_rt::launchHostFunc(q, [p, remaining] {
+      if (remaining->fetch_sub(1, std::memory_order_acq_rel) == 1) free_pinned_now(p);
+    });
+    if (st != catch_rt::Status::Success) {  // cannot defer on this queue: wait for it here instead
+      catch_rt::queueSync(q);
+      if (remaining->fetch_sub(1, std::memory_order_acq_rel) == 1) free_pinned_now(p);
+    }
+  }
+}
 
 class PinnedAllocator final : public c10::Allocator {
  public:
@@ -312,6 +365,18 @@ void empty_cache() { the_allocator()->emptyCache({0, 0}); }
 c10::Allocator* host_allocator() {
   static PinnedAllocator* a = new PinnedAllocator();
   return a;
+}
+
+void record_host_use(const void* host, catch_rt::Queue* q) {
+  catch_rt::PointerAttributes a;
+  if (host == nullptr || q == nullptr || catch_rt::pointerGetAttributes(host, &a) != catch_rt::Status::Success ||
+      a.type != catch_rt::MemoryType::PinnedHost) {
+    return;
+  }
+  auto& u = pinned_uses();
+  std::lock_guard<std::mutex> lk(u.mu);
+  auto& qs = u.queues[reinterpret_cast<void*>(a.base)];
+  if (std::find(qs.begin(), qs.end(), q) == qs.end()) qs.push_back(q);
 }
 
 HostKernelScope::HostKernelScope() : prev_(tls_host_kernel) { tls_host_kernel = true; }

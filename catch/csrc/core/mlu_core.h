@@ -45,6 +45,10 @@ c10::DeviceAllocator* device_allocator();
 void empty_cache();
 // Pinned host memory (hooks: getPinnedMemoryAllocator).
 c10::Allocator* host_allocator();
+// Records that work queued on `q` reads or writes the pinned block holding
+// `host` (no-op for other memory): freeing that block is deferred until `q`
+// passed that work (CUDA: CachingHostAllocator_recordEvent).
+void record_host_use(const void* host, catch_rt::Queue* q);
 
 // While a HostKernelScope is alive on a thread, the process CPU allocator hands
 // out device memory of the current device (as host views); kernels then adopt

@@ -18,6 +18,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/CPUFallback.h>
 #include <c10/core/CPUAllocator.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
 
@@ -397,6 +398,7 @@ const at::Tensor& copy_impl(const at::Tensor& self, const at::Tensor& src, bool 
     const at::Tensor& host_side = dst_mlu ? src : self;
     if (non_blocking && (kind == catch_rt::MemcpyKind::DeviceToDevice || catch_rt::isPinned(data_of(host_side)))) {
       MLU_CHECK(catch_rt::memcpyAsync(data_of(self), data_of(src), bytes, kind, q));
+      if (kind != catch_rt::MemcpyKind::DeviceToDevice) record_host_use(data_of(host_side), q);
     } else {
       if (src_mlu && src.device().index() != dev) catch_rt::queueSync(current_queue(src.device().index()));
       catch_rt::runInline(q, [&] { MLU_CHECK(catch_rt::memcpy(data_of(self), data_of(src), bytes, kind)); });
@@ -431,6 +433,14 @@ at::Tensor _copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) 
   if (dst.sizes() != self.sizes()) dst.resize_(self.sizes());
   copy_impl(dst, self, false);
   return dst;
+}
+
+// aten::record_stream(Tensor(a!) self, Stream s) -> (): the storage's block is
+// not reused before `s` passed the work queued so far (CUDA's record_stream_cuda;
+// the caching allocator waits for every recorded queue when the block is freed).
+void record_stream(at::Tensor& self, c10::Stream stream) {
+  TORCH_CHECK(stream.device_type() == kMLU, "record_stream: expected an mlu stream, got ", stream);
+  c10::impl::getDeviceGuardImpl(kMLU)->recordDataPtrOnStream(self.storage().data_ptr(), stream);
 }
 
 // ---- CPU fallback -----------------------------------------------------------------------
@@ -621,6 +631,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("copy_", copy_);
   m.impl("_copy_from", _copy_from);
   m.impl("_copy_from_and_resize", _copy_from_and_resize);
+  m.impl("record_stream", record_stream);
   m.impl("convolution_overrideable", torch::CppFunction::makeFromBoxedFunction<&convolution_kernel>());
   m.impl("convolution_backward_overrideable",
          torch::CppFunction::makeFromBoxedFunction<&convolution_backward_kernel>());
