@@ -9,7 +9,8 @@ Life of a collective (all of it asynchronous with respect to the caller's curren
    pinned buffers (on the device's communication queue, which is otherwise idle), runs the cross-rank argument
    check (see ``_checks``), then issues the Gloo operation on the host buffers. One thread issues every job of a
    process group in call order, so all ranks issue Gloo operations in the same order (c10d's requirement).
-3. completion, a callback on the Gloo work's future (it runs on the Gloo thread that finished the work): raises
+3. completion, on the group's waiter thread, which waits for the Gloo works in issue order (never a callback on a
+   Gloo thread: Python on a foreign C++ thread aborts the process when it runs during interpreter exit): raises
    the transport's error (after the process group's timeout, or at once when a peer's connection closes), or
    copies the results host-to-device, returns the buffers to the pool and completes the work and its future (on
    the communication queue, so consumers of the future order after the copy).
@@ -23,7 +24,6 @@ per call less keep small synchronous collectives close to plain Gloo.
 from __future__ import annotations
 
 import atexit
-import functools
 import queue
 import threading
 import weakref
@@ -106,6 +106,7 @@ class Engine:
         self._streams_lock = threading.Lock()
         self._issue_q: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._wait_q: queue.SimpleQueue[object] | None = None
+        self._waiter_thread: threading.Thread | None = None
         self._pending = 0  # jobs queued for the issue thread and not issued yet
         self._outstanding = 0  # jobs submitted and not completed yet
         self._outstanding_cv = threading.Condition()
@@ -170,7 +171,7 @@ class Engine:
         except BaseException as exc:
             self._finish_failed(job, exc)
             return
-        self._finish(job, None)
+        self._finish(job)
 
     def shutdown(self, drain_s: float = 0.0) -> None:
         """Stop the issue thread after the jobs already submitted (idempotent).
@@ -183,6 +184,10 @@ class Engine:
         if drain_s > 0:
             with self._outstanding_cv:
                 self._outstanding_cv.wait_for(lambda: self._outstanding == 0, timeout=drain_s)
+            # The issue thread forwards the stop to the waiter thread; both end once their queues are empty.
+            for thread in (self._issuer, self._waiter_thread):
+                if thread is not None and thread is not threading.current_thread():
+                    thread.join(timeout=drain_s)
 
     # ---- issue thread and completion callbacks -----------------------------------------------------------------
     def _start(self, job: Job) -> tuple[bool, dist.Work | list[dist.Work] | None]:
@@ -217,22 +222,20 @@ class Engine:
                 continue
             works = _works(gloo_work)
             if not works:
-                self._finish(job, None)
+                self._finish(job)
                 continue
-            try:
-                futs = [w.get_future() for w in works]
-            except RuntimeError:  # Gloo's send/recv works have no future: wait for them on the waiter thread
-                self._waiter().put((job, gloo_work))
-                continue
-            fut = futs[0] if len(futs) == 1 else torch.futures.collect_all(futs)
-            # Runs on the Gloo thread that completes the work (or here if it already did): no extra hop.
-            fut.add_done_callback(functools.partial(self._finish_callback, job))
+            # Completion runs on our own waiter thread, never as a future callback on a Gloo thread: Python code on a
+            # foreign C++ thread during interpreter finalization is ended with pthread_exit, whose forced unwind through
+            # C++ frames aborts the process ("terminate called without an active exception").
+            self._waiter().put((job, gloo_work))
 
     def _waiter(self) -> queue.SimpleQueue[object]:
         with self._streams_lock:
             if self._wait_q is None:
                 self._wait_q = queue.SimpleQueue()
-                threading.Thread(target=self._wait_loop, args=(self._wait_q,), name="cncl-wait", daemon=True).start()
+                self._waiter_thread = threading.Thread(target=self._wait_loop, args=(self._wait_q,),
+                                                       name="cncl-wait", daemon=True)
+                self._waiter_thread.start()
             return self._wait_q
 
     def _wait_loop(self, q: queue.SimpleQueue[object]) -> None:
@@ -248,19 +251,11 @@ class Engine:
             except BaseException as exc:
                 self._finish_failed(job, exc)
                 continue
-            self._finish(job, None)
+            self._finish(job)
 
-    def _finish_callback(self, job: Job, fut: torch.futures.Future[object]) -> None:
-        self._finish(job, fut)
-
-    def _finish(self, job: Job, fut: torch.futures.Future[object] | None) -> None:
+    def _finish(self, job: Job) -> None:
+        """Copy the results back and complete the job's work (its transport works have finished without error)."""
         try:
-            if fut is not None:
-                value = fut.wait()  # raises the transport's error (timeout, closed connection)
-                if isinstance(value, list):
-                    for part in value:  # collect_all of several transport operations: raise any one's error
-                        if isinstance(part, torch.futures.Future):
-                            part.wait()
             src_rank = job.source_rank() if job.source_rank is not None else -1
             if job.device is None:
                 self._release(job)
