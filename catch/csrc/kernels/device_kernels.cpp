@@ -340,15 +340,22 @@ void convolution_backward_kernel(const c10::OperatorHandle& op, c10::DispatchKey
 }
 
 // ---- empty / copy ----------------------------------------------------------------------
-at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
-                               std::optional<c10::Layout> layout, std::optional<c10::Device> device,
-                               std::optional<bool> pin_memory, std::optional<c10::MemoryFormat> memory_format) {
+// The device an empty_* call allocates on (the current device when unindexed), after the checks CUDA makes:
+// strided layout only, no pin_memory for a device tensor, an existing device index.
+c10::Device empty_target_device(std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                                std::optional<bool> pin_memory) {
   auto dev = c10::device_or_default(device);
   TORCH_CHECK(c10::layout_or_default(layout) == c10::Layout::Strided, "mlu tensors support only the strided layout");
   TORCH_CHECK(!c10::pinned_memory_or_default(pin_memory), "Only dense CPU tensors can be pinned");
   c10::DeviceIndex idx = dev.has_index() ? dev.index() : current_device();
   check_device_index(idx);
-  c10::DeviceGuard g(c10::Device(kMLU, idx));
+  return c10::Device(kMLU, idx);
+}
+
+at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
+                               std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                               std::optional<bool> pin_memory, std::optional<c10::MemoryFormat> memory_format) {
+  c10::DeviceGuard g(empty_target_device(layout, device, pin_memory));
   return at::detail::empty_generic(size, device_allocator(), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
                                    c10::dtype_or_default(dtype), memory_format);
 }
@@ -356,12 +363,7 @@ at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarT
 at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::optional<c10::ScalarType> dtype,
                          std::optional<c10::Layout> layout, std::optional<c10::Device> device,
                          std::optional<bool> pin_memory) {
-  auto dev = c10::device_or_default(device);
-  TORCH_CHECK(c10::layout_or_default(layout) == c10::Layout::Strided, "mlu tensors support only the strided layout");
-  TORCH_CHECK(!c10::pinned_memory_or_default(pin_memory), "Only dense CPU tensors can be pinned");
-  c10::DeviceIndex idx = dev.has_index() ? dev.index() : current_device();
-  check_device_index(idx);
-  c10::DeviceGuard g(c10::Device(kMLU, idx));
+  c10::DeviceGuard g(empty_target_device(layout, device, pin_memory));
   return at::detail::empty_strided_generic(size, stride, device_allocator(),
                                            c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
                                            c10::dtype_or_default(dtype));
