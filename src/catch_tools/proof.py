@@ -166,28 +166,31 @@ def verify_tree(tree: Path) -> None:
         raise UserError(f"torch imports from {lines[-1]}, not from this tree", path=display_path(tree))
 
 
-def _junit_outcome(report: Path) -> Outcome:
-    """Outcome of a one-test pytest run from its JUnit XML (xfail counts as skipped, as pytest writes it)."""
+def _junit_outcome(report: Path) -> tuple[Outcome, str]:
+    """Outcome of a one-test pytest run from its JUnit XML (xfail counts as skipped, as pytest writes it).
+
+    Returns ``(outcome, detail)``: ``detail`` is the first line of the failure/error message ("" when it passed).
+    """
     if not report.is_file():
-        return "missing"
+        return "missing", ""
     root = ET.parse(report).getroot()
     cases = list(root.iter("testcase"))
     if not cases:
-        return "missing"
-    kinds = {child.tag for case in cases for child in case}
-    if "error" in kinds:
-        return "error"
-    if "failure" in kinds:
-        return "failed"
-    if "skipped" in kinds:
-        return "skipped"
-    return "passed"
+        return "missing", ""
+    for kind, outcome in (("error", "error"), ("failure", "failed"), ("skipped", "skipped")):
+        for case in cases:
+            for child in case:
+                if child.tag == kind:
+                    message = (child.get("message") or child.text or "").strip().splitlines()
+                    return outcome, (message[0][:300] if message else "")
+    return "passed", ""
 
 
-def run_test(nodeid: str, tree: Path, root: Path) -> Outcome:
-    """Run the pytest node ``nodeid`` (relative to ``root``) with ``tree`` as the torch tree; return its outcome.
+def run_test(nodeid: str, tree: Path, root: Path) -> tuple[Outcome, str]:
+    """Run the pytest node ``nodeid`` (relative to ``root``) with ``tree`` as the torch tree.
 
-    Exit code 4/5 of pytest (node not found / nothing collected) gives ``"missing"``.
+    Returns ``(outcome, detail)`` as :func:`_junit_outcome`. Exit code 4/5 of pytest (node not found / nothing
+    collected) gives ``"missing"``; a run longer than :data:`RUN_TIMEOUT` seconds gives ``"error"``.
     """
     with tempfile.TemporaryDirectory(prefix="catch-proof-") as tmp:
         report = Path(tmp) / "junit.xml"
@@ -197,9 +200,9 @@ def run_test(nodeid: str, tree: Path, root: Path) -> Outcome:
             proc = subprocess.run(cmd, cwd=root, env=tree_env(tree), capture_output=True, text=True, check=False,
                                   timeout=RUN_TIMEOUT)
         except subprocess.TimeoutExpired:
-            return "error"
+            return "error", f"timed out after {RUN_TIMEOUT} s"
         if proc.returncode in (4, 5):
-            return "missing"
+            return "missing", ""
         return _junit_outcome(report)
 
 
@@ -208,8 +211,11 @@ def _test_file_exists(nodeid: str, root: Path) -> bool:
     return "::" in nodeid and file_part.startswith("tests/") and (root / file_part).is_file()
 
 
-def judge(patch: str, test: str | None, unpatched: Outcome, patched: Outcome) -> PatchProof:
-    """The gate's rule for one patch: the test must fail unpatched and pass patched."""
+def judge(patch: str, test: str | None, unpatched: Outcome, patched: Outcome, detail: str = "") -> PatchProof:
+    """The gate's rule for one patch: the test must fail unpatched and pass patched.
+
+    ``detail`` (the patched run's failure message, if any) is appended to the reason of a patch it rejects.
+    """
     if test is None:
         reason = f"no {TEST_TRAILER}: trailer names its regression test"
     elif "missing" in (unpatched, patched):
@@ -218,6 +224,8 @@ def judge(patch: str, test: str | None, unpatched: Outcome, patched: Outcome) ->
         reason = f"test {test} does not fail without the patch (it {_verb(unpatched)}), so nothing proves the patch"
     elif patched != "passed":
         reason = f"test {test} does not pass with the patch (it {_verb(patched)})"
+        if detail:
+            reason += f": {detail}"
     else:
         reason = ""
     return PatchProof(patch, test, unpatched, patched, not reason, reason)
@@ -278,8 +286,8 @@ def _prove_one(patch: Patch, root: Path, upstream: Path, patched_tree: Path) -> 
     with ThreadPoolExecutor(max_workers=2) as pool:
         unpatched_run = pool.submit(run_test, test, upstream, root)
         patched_run = pool.submit(run_test, test, patched_tree, root)
-        unpatched, patched = unpatched_run.result(), patched_run.result()
-    result = judge(patch.name, test, unpatched, patched)
+        (unpatched, _), (patched, detail) = unpatched_run.result(), patched_run.result()
+    result = judge(patch.name, test, unpatched, patched, detail)
     result.seconds = round(time.monotonic() - start, 1)
     return result
 

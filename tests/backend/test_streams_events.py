@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Queues (streams) and notifiers (events) with torch.cuda.Stream / torch.cuda.Event semantics."""
 
 from __future__ import annotations
@@ -70,3 +73,24 @@ def test_unrecorded_event_query_is_true_like_cuda():
     e = torch.mlu.Event()
     assert e.query()
     e.synchronize()
+
+
+def test_notifier_and_queue_completion_agree():
+    # A notifier placed last on a queue completes together with the queue: after Event.synchronize the queue
+    # is idle, and after Stream.synchronize the notifier is complete (CUDA's cudaEventSynchronize/cudaStreamQuery).
+    # Repeated because a gap between the two would only show now and then.
+    side = torch.mlu.Stream()
+    host = torch.ones(1 << 10).pin_memory()
+    busy_after_event_sync = pending_after_queue_sync = 0
+    for i in range(500):
+        done = torch.mlu.Event()
+        with torch.mlu.stream(side):
+            host.to("mlu", non_blocking=True)
+            done.record()
+        if i % 2:
+            done.synchronize()
+            busy_after_event_sync += not side.query()
+        else:
+            side.synchronize()
+            pending_after_queue_sync += not done.query()
+    assert (busy_after_event_sync, pending_after_queue_sync) == (0, 0)

@@ -102,6 +102,8 @@ def test_gate_accepts_a_proven_patch_and_rejects_the_rest(small_tree: SmallTree,
     assert not results["does-not-fix"].ok
     assert (results["does-not-fix"].unpatched, results["does-not-fix"].patched) == ("failed", "failed")
     assert "does not pass with the patch" in results["does-not-fix"].reason
+    # The reason carries the patched run's assertion, so a CI log says why without rerunning the test.
+    assert "NEVER" in results["does-not-fix"].reason
     assert len(results) == 7
 
 

@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 Catch Developers
+// SPDX-License-Identifier: BSD-3-Clause
+
 #include "mlu_runtime.h"
 
 #include <algorithm>
@@ -77,14 +80,23 @@ struct Queue {
   std::mutex mu;
   std::condition_variable cv_work;
   std::condition_variable cv_idle;
-  std::deque<std::function<void()>> work;
   std::atomic<long> pending{0};
   std::thread worker;
   bool started = false;
 
   explicit Queue(int d) : device(d) {}
 
-  void enqueue(std::function<void()> fn) {
+  // One queued item: `fn` runs in order on the worker; `on_done` (optional) runs under the queue's lock together
+  // with the item's leaving the pending count, so completing a notifier and the queue's becoming idle are one step:
+  // after notifierSync, queueQuery is Success when nothing was queued behind the notifier, and after queueSync
+  // every notifier placed on the queue is complete (cudaEventSynchronize / cudaStreamQuery semantics).
+  struct Item {
+    std::function<void()> fn;
+    std::function<void()> on_done;
+  };
+  std::deque<Item> items;
+
+  void enqueue(std::function<void()> fn, std::function<void()> on_done = {}) {
     std::unique_lock<std::mutex> lk(mu);
     if (!started) {
       started = true;
@@ -92,21 +104,22 @@ struct Queue {
       worker.detach();
     }
     pending.fetch_add(1, std::memory_order_acq_rel);
-    work.push_back(std::move(fn));
+    items.push_back(Item{std::move(fn), std::move(on_done)});
     cv_work.notify_one();
   }
 
   void loop() {
     for (;;) {
-      std::function<void()> fn;
+      Item item;
       {
         std::unique_lock<std::mutex> lk(mu);
-        cv_work.wait(lk, [this] { return !work.empty(); });
-        fn = std::move(work.front());
-        work.pop_front();
+        cv_work.wait(lk, [this] { return !items.empty(); });
+        item = std::move(items.front());
+        items.pop_front();
       }
-      fn();
+      if (item.fn) item.fn();
       std::unique_lock<std::mutex> lk(mu);
+      if (item.on_done) item.on_done();
       if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) cv_idle.notify_all();
     }
   }
@@ -344,7 +357,13 @@ Queue* defaultQueue(int device) {
 
 int queueDevice(const Queue* q) { return q->device; }
 
-bool queueIdle(const Queue* q) { return q->pending.load(std::memory_order_acquire) == 0; }
+bool queueIdle(Queue* q) {
+  if (q->pending.load(std::memory_order_acquire) != 0) return false;
+  // Pending 0 may be read while the worker still holds the lock for its last item (see Queue::Item): take the lock
+  // so a caller woken by that item's notifier never sees the queue busy.
+  std::lock_guard<std::mutex> lk(q->mu);
+  return q->pending.load(std::memory_order_acquire) == 0;
+}
 
 Status queueQuery(Queue* q) {
   if (q == nullptr) return Status::InvalidValue;
@@ -437,7 +456,7 @@ Status notifierPlace(Notifier* n, Queue* q) {
   if (queueIdle(q)) {
     mark->complete();
   } else {
-    q->enqueue([mark] { mark->complete(); });
+    q->enqueue({}, [mark] { mark->complete(); });
   }
   return Status::Success;
 }

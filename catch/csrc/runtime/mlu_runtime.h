@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 Catch Developers
+// SPDX-License-Identifier: BSD-3-Clause
+
 // Emulated MLU runtime: the boundary a real CNRT binding would fill.
 //
 // Plain C++ (no ATen). Everything above this layer talks to "device memory"
@@ -83,7 +86,7 @@ Status queueSync(Queue* q);
 Status launchHostFunc(Queue* q, std::function<void()> fn);
 // Waits until all earlier work on q finished, then runs fn on this thread.
 void runInline(Queue* q, const std::function<void()>& fn);
-bool queueIdle(const Queue* q);
+bool queueIdle(Queue* q);
 
 Status memcpy(void* dst, const void* src, std::size_t bytes, MemcpyKind kind);
 Status memcpyAsync(void* dst, const void* src, std::size_t bytes, MemcpyKind kind, Queue* q);
