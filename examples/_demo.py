@@ -1,0 +1,161 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Plumbing shared by the demo networks: ``--device`` parsing, step timing, the per-device summary and the RESULT line.
+
+Every demo runs the same code on each device named by ``--device`` (default ``both`` = ``mlu`` then ``cpu``) and ends
+with one machine-readable line ``RESULT {json}`` (tests and CI parse it; humans read the table above it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+
+
+class DemoError(Exception):
+    """A bad command line or environment; ``run`` prints it as one ``error: ...`` line and exits with status 2."""
+
+
+def add_common_args(parser: argparse.ArgumentParser, steps: int) -> None:
+    """Add ``--device``, ``--seed``, ``--steps`` (default ``steps``), ``--log-every`` and ``--threads``."""
+    parser.add_argument("--device", default="both",
+                        help="both (= mlu,cpu), mlu, cpu, mlu:1 or a comma-separated list (default: both)")
+    parser.add_argument("--seed", type=int, default=0, help="seed for weights, batches and sampling (default: 0)")
+    parser.add_argument("--steps", type=int, default=steps, help=f"optimizer steps per device (default: {steps})")
+    parser.add_argument("--log-every", type=int, default=25, help="print the loss every N steps (default: 25)")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="host threads for kernels (torch.set_num_threads); 0 keeps PyTorch's default. "
+                             "On a busy machine 1 avoids oversubscription (the emulated mlu computes on the host)")
+
+
+def apply_threads(threads: int) -> None:
+    """``torch.set_num_threads(threads)`` when ``threads`` > 0; DemoError for a negative count."""
+    if threads < 0:
+        raise DemoError(f"--threads {threads}: must be 0 (PyTorch's default) or more")
+    if threads:
+        torch.set_num_threads(threads)
+
+
+def parse_devices(value: str) -> list[torch.device]:
+    """``both`` -> [mlu, cpu]; otherwise a comma-separated list of device strings, each checked to exist.
+
+    Raises DemoError for an unknown device type, ``mlu`` without torch_mlu installed, or an index past
+    ``torch.mlu.device_count()`` -- the same rules ``torch.device`` and CUDA's ``device_count`` apply.
+    """
+    names = ["mlu", "cpu"] if value == "both" else [part.strip() for part in value.split(",") if part.strip()]
+    if not names:
+        raise DemoError(f"--device {value!r}: no device named")
+    devices = []
+    for name in names:
+        try:
+            dev = torch.device(name)
+        except RuntimeError as exc:
+            raise DemoError(f"--device {name}: {exc}") from None
+        if dev.type == "mlu":
+            if not hasattr(torch, "mlu") or not torch.mlu.is_available():
+                raise DemoError(f"--device {name}: torch_mlu is not installed or sees no device (pip install ./catch)")
+            if dev.index is not None and dev.index >= torch.mlu.device_count():
+                raise DemoError(f"--device {name}: only {torch.mlu.device_count()} mlu device(s)")
+        elif dev.type != "cpu":
+            raise DemoError(f"--device {name}: the demos run on mlu and cpu")
+        devices.append(dev)
+    return devices
+
+
+def check_positive(**values: int) -> None:
+    """Raise DemoError naming the first option whose value is below 1 (e.g. ``check_positive(steps=args.steps)``)."""
+    for name, value in values.items():
+        if value < 1:
+            raise DemoError(f"--{name.replace('_', '-')} {value}: must be at least 1")
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait for the device's queued work (``torch.mlu.synchronize``); a no-op on the CPU."""
+    if device.type == "mlu":
+        torch.mlu.synchronize(device)
+
+
+class StepTimer:
+    """Wall time per step in milliseconds, synchronizing the device before each reading.
+
+    ``ms_per_step`` is the median over the steps after ``warmup`` (the first steps pay for allocator growth and lazy
+    initialisation); with fewer steps than that it is the median of all of them.
+    """
+
+    def __init__(self, device: torch.device, warmup: int = 3) -> None:
+        self.device = device
+        self.warmup = warmup
+        self.times_ms: list[float] = []
+
+    @contextmanager
+    def step(self) -> Iterator[None]:
+        synchronize(self.device)
+        start = time.perf_counter()
+        yield
+        synchronize(self.device)
+        self.times_ms.append((time.perf_counter() - start) * 1000.0)
+
+    @property
+    def ms_per_step(self) -> float:
+        steady = self.times_ms[self.warmup:] or self.times_ms
+        return statistics.median(steady) if steady else float("nan")
+
+
+def reset_fallbacks(device: torch.device) -> None:
+    """Clear torch_mlu's CPU-fallback counters before a run on ``device`` (nothing to do on the CPU)."""
+    if device.type == "mlu":
+        torch.mlu.reset_fallback_report()
+
+
+def fallbacks(device: torch.device) -> dict[str, int]:
+    """Ops that ran through the CPU fallback on mlu since ``reset_fallbacks`` (op name -> calls); {} on the CPU."""
+    return dict(torch.mlu.fallback_report()) if device.type == "mlu" else {}
+
+
+def say(device: torch.device, message: str) -> None:
+    """Print one progress line tagged with the device, flushed so a piped run shows progress."""
+    print(f"[{device}] {message}", flush=True)
+
+
+def print_summary(title: str, runs: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str, str]],
+                  time_key: str = "ms_per_step", time_label: str = "time per step") -> None:
+    """Print a table with one row per run; ``columns`` are (key, header, format spec) and ``device`` comes first.
+
+    When both an mlu and a cpu run report ``time_key``, a last line gives their mlu/cpu ratio.
+    """
+    headers = ["device", *(header for _, header, _ in columns), "cpu fallbacks"]
+    rows = []
+    for run in runs:
+        cells = [str(run["device"])]
+        cells += [format(run[key], spec) for key, _, spec in columns]
+        cells.append(", ".join(sorted(run.get("fallback_ops", {}))) or "none")
+        rows.append(cells)
+    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
+    print(f"\n{title}")
+    for cells in [headers, *rows]:
+        print(("  " + "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True))).rstrip())
+    timed = {torch.device(r["device"]).type: r[time_key] for r in runs if time_key in r}
+    if "mlu" in timed and "cpu" in timed and timed["cpu"] > 0:
+        print(f"  mlu/cpu {time_label}: {timed['mlu'] / timed['cpu']:.2f}x (emulated mlu: kernels run on the host)")
+
+
+def emit_result(demo: str, seed: int, runs: Sequence[dict[str, Any]], **extra: Any) -> None:
+    """Print ``RESULT {"demo": ..., "seed": ..., "runs": [...], ...}`` as the last line (one line of JSON)."""
+    print("RESULT " + json.dumps({"demo": demo, "seed": seed, "runs": list(runs), **extra}), flush=True)
+
+
+def run(main: Callable[[list[str] | None], int], argv: list[str] | None = None) -> int:
+    """Call ``main(argv)``; a DemoError becomes ``error: <message>`` on stderr and exit status 2 (no traceback)."""
+    try:
+        return main(argv)
+    except DemoError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
