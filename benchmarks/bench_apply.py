@@ -1,4 +1,8 @@
 #!/usr/bin/env python3
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Benchmark: apply a generated 200-patch series to the real v2.13.0 tree with our engine vs plain ``git am``.
 
 The series: 200 small commits (1-2 files, 1-3 inserted lines each) across real ``torch/**/*.py`` files of the pinned

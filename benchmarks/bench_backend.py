@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Benchmark the mlu backend against the CPU, measured in one run (issue 3 targets).
 
 Usage: python benchmarks/bench_backend.py [--quick]

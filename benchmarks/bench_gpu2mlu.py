@@ -1,4 +1,8 @@
 #!/usr/bin/env python3
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Benchmark: ``torch_gpu2mlu`` throughput (files/second) on a generated tree of 1,000 CUDA PyTorch files.
 
 The tree: ``--files`` modules (default 1,000) in 20 packages, each a copy of one of the realistic CUDA training

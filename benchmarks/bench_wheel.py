@@ -1,4 +1,8 @@
 #!/usr/bin/env python3
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Benchmark the combined-wheel build and the native interface check, against baselines measured in the same run.
 
 Prints: the overlay build time (cold: RECORD verification of the upstream wheel included; warm: verification cached

@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 # Build the Catch images with docker or podman; the one command CI, the release and a developer use.
 #
 #   docker/build_images.sh [--stage-only] [--push] [dev] [release]     (default: dev release)

@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 # Runs INSIDE the dev image build (docker/Dockerfile.dev), from the project copied to /opt/catch:
 # toolchain, the pinned torch, the tooling and test tools, the series applied to the real upstream tree, and Catch
 # built in editable mode. Not meant for a developer's machine (use scripts/quickstart.sh there).

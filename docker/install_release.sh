@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 # Runs INSIDE the release image build (docker/Dockerfile): make the virtual environment and install exactly one
 # combined wheel (CTX/dist/torch-<version>+<local>.catch<N>-*.whl) and its dependencies from PyPI, constrained by
 # constraints.txt (torch==2.13.0) so no other torch can be pulled.

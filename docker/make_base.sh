@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 # Make a local Debian bookworm base image with Python 3.11 for the Catch images, without a registry.
 #
 #   bash docker/make_base.sh [IMAGE]        # default IMAGE: localhost/catch-base:bookworm

@@ -1,4 +1,8 @@
 #!/usr/bin/env python3
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Apply, check, inspect, reverse, export and lint Catch's patch series on top of the pinned PyTorch.
 
     scripts/apply_patches.py apply  [--source DIR | --target-dir DIR] [--force] [--3way] [--stop-at-conflict]

@@ -1,4 +1,8 @@
 #!/usr/bin/env python3
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Build the combined wheel torch-<version>.catch<N> (upstream torch + series + Catch). See --help.
 
 Thin entry point over :mod:`catch_tools.wheel.cli`; works from a checkout without installing the tooling.

@@ -1,4 +1,8 @@
 #!/usr/bin/env python3
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Compare an upstream torch wheel with the combined wheel: exit bits 1 error, 4 review, 8 incompatible. See --help.
 
 Thin entry point over :mod:`catch_tools.interfaces.cli`; works from a checkout without installing the tooling.

@@ -1,4 +1,8 @@
 #!/usr/bin/env python3
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Patch proof gate: each patch's ``Catch-Test`` must fail on unpatched upstream torch and pass on the patched one.
 
     scripts/prove_patches.py [--torch-tree DIR] [--upstream-tree DIR] [--patch NAME]... [--json]

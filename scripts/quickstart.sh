@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 # The README's main job, from a fresh clone: set up, apply and check the series, build the combined wheel, check its
 # native interfaces against upstream, install it into a fresh virtual environment and train the digits CNN on `mlu`.
 #

@@ -1,4 +1,8 @@
 #!/usr/bin/env python3
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Convert CUDA PyTorch scripts into mlu scripts with reports (``torch_gpu2mlu``). See --help.
 
 Thin entry point over :mod:`torch_mlu.migration.cli` (installed with the backend, also as the console script

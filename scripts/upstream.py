@@ -1,4 +1,8 @@
 #!/usr/bin/env python3
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Real upstream PyTorch material built from release wheels (see ``catch_tools.upstream``).
 
     scripts/upstream.py wheel [VERSION]              # path of the cached torch==VERSION wheel (default: the pin)

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """torch_mlu: the Catch backend, the ``mlu`` device for PyTorch 2.13 through PrivateUse1.
 
 Importing this package (or just ``import torch``, through the ``torch.backends`` entry point that PyTorch 2.13

@@ -1,4 +1,8 @@
 #!/usr/bin/env python3
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Open, update or close the rebase canary's tracking issue from the output of ``ci/scripts/rebase_canary.sh``.
 
     python ci/scripts/canary_issue.py OUT_DIR [--dry-run]

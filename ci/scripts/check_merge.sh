@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 # Would the series still be healthy after merging REF into BASE? Merges in a temporary worktree and runs the series
 # gate (ci/scripts/series_gate.sh) on the merge result. Two pull requests can each pass alone and break the series
 # together (electron#39950); this checks one of them against the main that already has the other.

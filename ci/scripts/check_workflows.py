@@ -1,4 +1,8 @@
 #!/usr/bin/env python3
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Check the GitHub Actions workflows: valid against the workflow schema, and every ``run:`` step calls our scripts.
 
     python ci/scripts/check_workflows.py [WORKFLOW.yml ...] [--root DIR] [--no-schema]

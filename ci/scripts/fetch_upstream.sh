@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 # Make (or update) a blobless clone of upstream PyTorch for the rebase canary: all release tags plus the nightly
 # branches (nightly, viable/strict). Blobs are fetched on demand, so only the files the series touches are downloaded.
 #

@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 # Publish the combined wheel of a release tag as a GitHub release asset (the images are pushed by
 # docker/build_images.sh --push). The tag must name the wheel's version: v2.13.0-catch1 <-> torch-2.13.0+cpu.catch1.
 #

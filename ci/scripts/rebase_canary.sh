@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 # Nightly rebase canary: try to move the series onto a newer upstream, on a throwaway copy of the project, and write
 # the outcome for the tracking issue (ci/scripts/canary_issue.py) and the CI artifact. Never changes this checkout.
 #

@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 # After patches/ or the pin changed on main: re-check the series of every open pull request merged with the new main
 # (ci/scripts/check_merge.sh), and comment on each pull request that no longer passes.
 #

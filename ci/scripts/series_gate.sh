@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 # The series gate every pull request runs (and a developer runs before pushing):
 #   apply_patches.py lint; check, apply and status on the real upstream tree at the pin; export --dry-run (exit 1
 #   when patches/ is stale, i.e. the commits on the tree and the files in patches/ differ).

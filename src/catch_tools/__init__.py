@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Catch tooling: the patch engine, rebase, the combined-wheel build and the native interface check.
 
 Layout (one job per module):

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """User errors and the CLI wrapper that reports them as one line.
 
 Rule (DEVELOPERS.md): bad input gets a clear one-line error naming the file and line, a non-zero exit, and nothing

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Where the project's pieces live, relative to the repository root.
 
 The root is found from this file's location (a source checkout, editable or not) or from ``CATCH_ROOT``.

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The pin manifest ``patches/manifest.toml``: the one machine-readable statement of the upstream base.
 
 Shape::

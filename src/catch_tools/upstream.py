@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Real upstream PyTorch trees built from release wheels, as a local git repository.
 
 GitHub is unreachable on our machines, but the Python files of a PyTorch release are real upstream code inside that

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Backend tests need torch_mlu built and installed (tox env ``backend``).
 
 Importing torch_mlu here (instead of skipping when it is missing) makes a broken build fail the run loudly.

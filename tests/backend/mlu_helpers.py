@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Helpers shared by the backend tests (kept out of conftest.py so test modules can import them by a unique name)."""
 
 from __future__ import annotations

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Sweep PyTorch's OpInfo database (``common_methods_invocations.op_db``) on mlu against cpu.
 
 Run as ``python opinfo_sweep.py OUT.jsonl [START [STOP]]``: for every op in ``op_db[START:STOP]`` and every float32

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """AMP on mlu: torch.autocast("mlu") follows CUDA's cast policy; GradScaler("mlu") unscales and skips like CUDA."""
 
 from __future__ import annotations

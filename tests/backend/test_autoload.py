@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The torch.backends entry point: ``import torch`` alone makes torch.mlu available; TORCH_DEVICE_BACKEND_AUTOLOAD=0
 turns it off (PyTorch 2.13 ``torch._import_device_backends``)."""
 

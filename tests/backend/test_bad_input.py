@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Bad input is refused like CUDA refuses it: clear errors, no crash."""
 
 from __future__ import annotations

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Device plumbing and device kernels: torch.cuda-like device API, and op results equal to the CPU's."""
 
 from __future__ import annotations

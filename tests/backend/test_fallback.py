@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """CPU fallback: ops without an mlu kernel still work, warn once per op, are counted, and strict mode refuses them."""
 
 from __future__ import annotations

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Pickling and copying an ``mlu`` generator, as for CUDA generators.
 
 ``torch.Generator.__reduce__`` saves ``(initial_seed, get_offset(), get_state())`` for every non-CPU generator and

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Asynchronous copies against pinned host memory and ``Tensor.record_stream``, with CUDA's guarantees.
 
 CUDA's pinned host allocator (``CachingHostAllocator``) records an event on the stream of every non-blocking copy that

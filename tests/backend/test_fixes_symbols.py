@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The extension stays within the wheel's platform promise: no symbol version newer than torch's or manylinux_2_28's.
 
 The combined wheel is tagged ``manylinux_2_28`` (PEP 600: runs on glibc >= 2.28), and it loads next to torch's own

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Caching allocator: torch.cuda.memory semantics (allocated vs reserved, peaks, empty_cache, OOM)."""
 
 from __future__ import annotations

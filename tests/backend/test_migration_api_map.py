@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The shared CUDA -> mlu API table (torch_mlu/contrib/api_map.csv) against torch.cuda's real surface in 2.13."""
 
 from __future__ import annotations

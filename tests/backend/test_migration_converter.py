@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``torch_gpu2mlu`` (torch_mlu.migration): libcst rewrite rules, reports, launcher, and bad input."""
 
 from __future__ import annotations

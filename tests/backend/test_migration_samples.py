@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Realistic CUDA training scripts (tests/backend/migration_samples/) run on mlu two ways -- converted by
 ``torch_gpu2mlu`` and unchanged under ``import torch_mlu.contrib.transfer_to_mlu`` -- and must give the numbers a
 CPU run of the same unchanged script gives (computed in the same test; no GPU here, so the script's own

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``import torch_mlu.contrib.transfer_to_mlu``: unchanged CUDA calls run on mlu; unsupported ones raise naming the
 API; not-applicable ones warn once; nothing is disabled; ``restore()`` undoes it all.
 

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """PyTorch's own test material on mlu: every float32 OpInfo sample (``op_db``, 702 ops in 2.13) that passes on cpu
 must give the same result on mlu. Real exceptions are listed with reasons in ``opinfo_exceptions.txt`` (tracked),
 not skipped in code; an exception that starts passing must be removed from the file (the test says so).

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Package wiring of torch_mlu: torch.mlu submodules are single modules; `import torch` alone registers cncl."""
 
 from __future__ import annotations

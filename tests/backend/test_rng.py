@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """RNG: seeded mlu runs reproduce, match the CPU with the same seed, and are independent per device."""
 
 from __future__ import annotations

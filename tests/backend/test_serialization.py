@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """torch.save / torch.load of mlu tensors, map_location, storage sharing."""
 
 from __future__ import annotations

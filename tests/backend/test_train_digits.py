@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The example's DONE-WHEN: mlu and cpu runs with the same seed give per-step losses within 1e-5 and >= 95% test
 accuracy (scikit-learn digits, 1,797 real images)."""
 

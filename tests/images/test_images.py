@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Build the dev and release images (docker/build_images.sh) and check that each one's smoke stage trained on mlu.
 
 Runs with podman where no Docker engine exists (``podman build --isolation=chroot`` with vfs storage works without a

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Fixtures for the series' regression tests (one ``test_<area>.py`` per area a patch fixes).
 
 Every test runs its probe in a fresh interpreter against a *torch tree* (a directory holding ``torch/``):

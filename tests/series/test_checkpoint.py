@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``torch.utils.checkpoint`` on ``mlu``: the recomputed forward must see the RNG state of the original forward.
 
 Checkpointing recomputes the forward during backward; with ``preserve_rng_state=True`` (the default) random ops such

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The device-generic test framework (``torch.testing._internal.common_device_type``) on ``mlu``.
 
 ``instantiate_device_type_tests`` is how PyTorch's own test suite (and a backend's copy of it) runs one test body on

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``torch.nn.DataParallel`` across two ``mlu`` devices.
 
 DataParallel splits the batch over the devices (scatter), copies the module to each (broadcast_coalesced), runs the

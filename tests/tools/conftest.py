@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Shared fixtures for the tooling tests: small git trees made in temporary directories, patch series written with
 plain ``git format-patch`` (independent of the code under test), snapshots of a tree for "nothing changed" checks,
 and running a script through its command line."""

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Native interface check on small synthetic wheels: each deliberately broken combined wheel fails in the right layer
 with the right exit bits (layers 0, 1 and 3; layer 1's runtime facts come from the stand-in ``torch._C``)."""
 

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The native interface check on the real upstream torch 2.13.0 wheel and a combined wheel built from it.
 
 The combined wheel carries the pure-Python stand-in backend (the real one is built by the backend env), so this runs

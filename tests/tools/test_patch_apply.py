@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``apply`` onto git trees: reproducible commits, refs, no-op, refusals, atomic failure, 3-way, stop-at-conflict,
 stale state and kill -9 recovery."""
 

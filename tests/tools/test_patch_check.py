@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``check``: every failing patch reported with file, hunk header, and offset/fuzz; nothing changed."""
 
 from __future__ import annotations

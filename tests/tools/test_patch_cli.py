@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The command line: every bad input is one ``error: <file>:<line>: ...`` line on stderr, a non-zero exit, no
 traceback, and the target unchanged."""
 

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Regression test of patches/0001-collect_env-...: ``torch.utils.collect_env`` reports the PrivateUse1 backend.
 
 The test runs ``collect_env`` of a given torch tree in a fresh interpreter with a fake PrivateUse1 device module

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``apply --target-dir``: the same engine on a plain directory (an unpacked wheel): python paths patched,
 unshipped skipped with a note, native refused naming the patch, all-or-nothing."""
 

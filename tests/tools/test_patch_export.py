@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``export``: deterministic files, byte-identical round trip, no churn for equivalent changes, metadata kept,
 empty export refused, ``--dry-run`` as a CI gate."""
 

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``lint``: series and files agree, headers present and valid, patches parse, no escapes, binary declared."""
 
 from __future__ import annotations

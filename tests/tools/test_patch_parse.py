@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Parsing patch files and the series: mbox, DEP-3, plain diffs, path classes, and every malformed input."""
 
 from __future__ import annotations

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The engine on the real pinned tree: the project's series lints, checks, applies as commits, reports status,
 reverses, and exports back byte-identical; the same series overlays an unpacked wheel tree."""
 

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``status`` (applied per patch, drift) and ``reverse`` (back to the base, refs cleaned)."""
 
 from __future__ import annotations

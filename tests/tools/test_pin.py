@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The pin manifest agrees with the ``pytorch`` gitlink and with the upstream wheel; updates keep the file valid."""
 
 from __future__ import annotations

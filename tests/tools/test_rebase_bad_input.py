@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Bad input to scripts/rebase.py: each a one-line error, exit status 2, and nothing changed."""
 
 from __future__ import annotations

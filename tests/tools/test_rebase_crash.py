@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """kill -9 at every step of a rebase, then recovery: --continue gives the uninterrupted result, --abort the start.
 
 ``CATCH_REBASE_CRASH_AT=<point>[:<n>]`` makes the process SIGKILL itself the n-th time it passes ``<point>``

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Rebase on the real upstream trees (torch/**/*.py of the 2.13.0, 2.14.0, 2.14.1 and 2.15.0 release wheels).
 
 The project's real series (``patches/`` of this checkout, copied to a temporary project) is moved from v2.13.0 to

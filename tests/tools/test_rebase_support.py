@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Small synthetic upstream repositories and Catch projects for the rebase tests (helpers + a sanity test).
 
 An *upstream* is a git repo whose commits stand for releases (tag ``v2.13.0``, ``v2.14.0``...; the message states an

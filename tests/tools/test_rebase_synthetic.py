@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Rebase on small synthetic repositories: every status, conflicts with --continue/--abort, --drop, --via."""
 
 from __future__ import annotations

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Real upstream trees from release wheels: the right files, the right tag, reproducible commit ids."""
 
 from __future__ import annotations

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Bad input to the combined-wheel build: one clear error, non-zero exit, nothing left in the output directory."""
 
 from __future__ import annotations

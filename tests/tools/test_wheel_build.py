@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Overlay build of the combined wheel on small synthetic wheels: contents, RECORD, raw copy, reproducibility."""
 
 from __future__ import annotations

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Overlay build from the real upstream torch 2.13.0 wheel (with the pure-Python stand-in backend)."""
 
 from __future__ import annotations

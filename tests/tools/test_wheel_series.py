@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The overlay build applies a Python-only series to the wheel's files through the patch engine."""
 
 from __future__ import annotations

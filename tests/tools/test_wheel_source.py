@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Source mode of build_wheel.py: the dry run prints the exact steps and environment; missing pieces are errors."""
 
 from __future__ import annotations

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Pieces of the combined build: metadata edits, RECORD format, raw zip copy read back by the standard library."""
 
 from __future__ import annotations

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The hosted-CI pipelines (.github/workflows) and the scripts they call (ci/scripts).
 
 Schema validity is checked with check-jsonschema's vendored GitHub workflow schema (PyPI, offline); the "no inline

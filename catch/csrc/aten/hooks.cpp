@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 Catch Developers
+// SPDX-License-Identifier: BSD-3-Clause
+
 // PrivateUse1 hooks (at::PrivateUse1HooksInterface) and the mlu generator.
 //
 // Generator design: each mlu generator owns a CPU engine (at::CPUGeneratorImpl,

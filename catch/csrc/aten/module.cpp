@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 Catch Developers
+// SPDX-License-Identifier: BSD-3-Clause
+
 // torch_mlu._C: the Python binding of the runtime and core.
 #include <torch/csrc/Generator.h>
 #include <torch/csrc/utils/pybind.h>

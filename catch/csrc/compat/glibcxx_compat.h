@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 Catch Developers
+// SPDX-License-Identifier: BSD-3-Clause
+
 // Force-included in every C++ translation unit of the extension (CMakeLists.txt).
 //
 // Why: the wheel promises manylinux_2_28, whose libstdc++ (gcc 8 era) exports

@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 Catch Developers
+// SPDX-License-Identifier: BSD-3-Clause
+
 // Caching device allocator for mlu (REGISTER_ALLOCATOR(PrivateUse1)), the
 // pinned host allocator, and the CPU-allocator shim used by host kernels.
 //

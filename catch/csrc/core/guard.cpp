@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 Catch Developers
+// SPDX-License-Identifier: BSD-3-Clause
+
 // Device guard for PrivateUse1 ("mlu"): devices, queues as c10::Stream and
 // notifiers as c10 events, all through the emulated runtime.
 #include <c10/core/impl/DeviceGuardImplInterface.h>

@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 Catch Developers
+// SPDX-License-Identifier: BSD-3-Clause
+
 // Core of the Catch backend over the emulated runtime: error checks, the
 // caching allocator, queues as c10 streams, and the host-kernel allocation
 // mode. c10-level only (no ATen includes) so it stays cheap to include.

@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 Catch Developers
+// SPDX-License-Identifier: BSD-3-Clause
+
 // AMP for mlu: torch.autocast("mlu", dtype=float16/bfloat16) through the
 // AutocastPrivateUse1 dispatch key. The op lists follow CUDA's autocast policy
 // (aten/src/ATen/autocast_mode.cpp): matmul/conv-like ops run in the lower

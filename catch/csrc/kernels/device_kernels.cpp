@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 Catch Developers
+// SPDX-License-Identifier: BSD-3-Clause
+
 // Device kernels for mlu, and the CPU fallback for everything else.
 //
 // A device kernel runs an ATen CPU kernel directly on the device buffers:

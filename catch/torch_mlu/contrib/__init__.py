@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Opt-in helpers for moving CUDA code to mlu.
 
 - ``import torch_mlu.contrib.transfer_to_mlu``: run an unchanged CUDA script on mlu (see that module).

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The public surface of ``torch.cuda`` as installed (PyTorch 2.13), against which the API map is checked.
 
 Rule (PEP 8 "Public and internal interfaces"): a module's public names are its ``__all__``; where a module has no

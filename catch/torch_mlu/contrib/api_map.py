@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The one CUDA -> mlu API table shared by ``transfer_to_mlu`` (run time) and ``torch_gpu2mlu`` (source rewrite).
 
 The table is ``api_map.csv`` next to this module, one row per public name of ``torch.cuda`` 2.13 (see

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Run an unchanged CUDA PyTorch script on ``mlu``: ``import torch_mlu.contrib.transfer_to_mlu`` at its top.
 
 The name follows torch_npu's ``torch_npu.contrib.transfer_to_npu`` (and torch_mlu's ``gpu_migration``), which

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Source migration from CUDA to mlu: the library behind the ``torch_gpu2mlu`` command.
 
 - :mod:`torch_mlu.migration.transform`: ``convert_source`` rewrites one module (the rules are listed there);

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``torch_gpu2mlu``: convert CUDA PyTorch scripts into mlu scripts, with reports.
 
     torch_gpu2mlu -i INPUT [-o OUTPUT] [--report-dir DIR] [--force]

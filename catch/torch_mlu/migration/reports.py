@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Reports of a conversion run, in the shape Ascend's migration tool users know.
 
 Files written into the report directory (CSV: RFC 4180, UTF-8, header row, 1-based line numbers):

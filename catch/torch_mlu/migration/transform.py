@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Rewrite one Python module of CUDA PyTorch code into ``mlu`` code with libcst (formatting and comments kept).
 
 Rules, all driven by the shared table ``torch_mlu/contrib/api_map.csv`` except the device/backend literals:

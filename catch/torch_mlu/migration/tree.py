@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Convert a file or a directory tree: walk it, convert each ``.py`` file, copy everything else, collect outcomes.
 
 Per input file, one of: ``converted`` (written with changes), ``unchanged`` (Python without CUDA code, copied),

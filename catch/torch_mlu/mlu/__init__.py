@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``torch.mlu``: the mlu device module, mirroring ``torch.cuda``.
 
 Device indices follow ``torch.cuda``: ``None`` or ``-1`` means the current device; an index outside

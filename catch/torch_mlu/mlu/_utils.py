@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Device index parsing shared by ``torch.mlu`` (``torch.cuda._utils._get_device_index`` semantics)."""
 
 from __future__ import annotations

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """AMP for mlu: ``torch.mlu.amp.autocast`` and ``GradScaler`` (``torch.cuda.amp`` analogues).
 
 ``torch.autocast("mlu", dtype=torch.float16 / torch.bfloat16)`` and ``torch.amp.GradScaler("mlu")`` work directly;

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Caching-allocator statistics for mlu, with ``torch.cuda.memory`` semantics.
 
 Numbers come from the backend's caching allocator (a ``c10::DeviceAllocator``) through ``torch.accelerator``'s

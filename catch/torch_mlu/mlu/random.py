@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """RNG for mlu (``torch.cuda.random`` semantics).
 
 Each device has a default generator whose engine is PyTorch's CPU engine: with the same seed an mlu run draws the

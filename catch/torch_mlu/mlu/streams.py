@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Queues and notifiers as ``torch.mlu.Stream`` / ``torch.mlu.Event`` (``torch.cuda.Stream``/``Event`` semantics).
 
 Both are the generic ``torch.Stream``/``torch.Event`` over the backend's device guard, so ``torch.Stream`` APIs

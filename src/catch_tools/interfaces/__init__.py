@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The native interface check: does the combined wheel keep every interface of the upstream torch wheel?
 
 - :mod:`.pair`    -- the two wheels, raw identity of members, unpacked trees.

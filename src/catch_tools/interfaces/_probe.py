@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Runtime probe of one unpacked wheel, run in a child interpreter whose ``PYTHONPATH`` is the unpacked tree.
 
 Standalone on purpose (imports only the standard library and the torch under test): the check runs this file's

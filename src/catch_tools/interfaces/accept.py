@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Reviewed changes: a TOML file that records "needs review" findings a maintainer has looked at and accepted.
 
 Shape (each entry needs ``code`` and ``reason``; ``path`` and ``match`` narrow it)::

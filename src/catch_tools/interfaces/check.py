@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The native interface check: run the selected layers on (upstream wheel, combined wheel) and build a report.
 
 Layers (rules in each module): 0 :mod:`.files`, 1 :mod:`.elf` (+ runtime ABI facts from :mod:`.schemas`' probes),

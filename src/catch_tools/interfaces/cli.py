@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``scripts/check_native_interfaces.py [UPSTREAM.whl] COMBINED.whl [--json] [--layers 0,1,2,3]``.
 
 Without ``UPSTREAM.whl`` the pinned upstream wheel is used (``patches/manifest.toml``; cached pip download).

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Layer 1: ELF interfaces of torch's shared objects, read with ``pyelftools``.
 
 For every upstream ``torch/lib/*.so*`` and ``torch/_C*.so`` (rules from ANCHORS.md section 3, the simple and robust

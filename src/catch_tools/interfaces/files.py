@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Layer 0: files and metadata.
 
 Rules: every upstream file is present (a removed file can break any importer or linker: incompatible); files that

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The two wheels under comparison (upstream, combined): member lookup, raw identity, and unpacked trees.
 
 "Raw identical" means same compression method, CRC-32, sizes and compressed bytes: such a member holds the same file

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Layer 3: the Python API of ``torch``, compared statically with ``griffe``.
 
 Rules: ``griffe.find_breaking_changes(old, new)`` (removed or changed public objects and parameters; additions and

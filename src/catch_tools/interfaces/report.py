@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Findings of the native interface check, the exit status they make, and their human/JSON rendering.
 
 Exit bits follow libabigail's ``abidiff`` (its manual, "Return values"): 1 = error (the check could not run

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Layer 2: operator schemas, plus the runtime facts layer 1 compares; both from probes of the unpacked wheels.
 
 Each wheel is unpacked into its own directory and probed in its own interpreter (:mod:`._probe`) with

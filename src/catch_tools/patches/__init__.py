@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The patch engine: Catch's series of patches on top of the pinned upstream PyTorch.
 
 Library entry points (the CLI ``scripts/apply_patches.py`` is a thin layer over them):

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``check``: a dry run of the whole series that reports every patch that would fail, changing nothing.
 
 For each patch and hunk: the file, the hunk header, the patch line, and where it matched (``ok``, ``offset`` N lines,

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Classify a path of the PyTorch source tree by what a wheel overlay can do with a change to it.
 
 * ``python``: shipped as-is in the ``torch`` wheel (``torch/``, ``torchgen/``, ``functorch/`` Python files and data);

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Command line of the patch engine: ``scripts/apply_patches.py {apply,check,status,reverse,export,lint}``.
 
 Exit status: 0 success; 1 when the command's answer is "no" (``check`` found failing patches, ``lint`` found

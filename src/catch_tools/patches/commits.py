@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Turn a simulated series into git commits, reproducibly.
 
 Each patch becomes one commit whose author is the patch's (``From``/``Date``; DEP-3 ``Author``; the fixed identity

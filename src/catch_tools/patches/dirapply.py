@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``apply --target-dir``: the series onto a plain directory without git (an unpacked wheel).
 
 Same engine and errors as the git mode (:mod:`catch_tools.patches.engine`). Path classes

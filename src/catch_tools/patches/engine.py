@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Apply a parsed series to a virtual copy of a tree, in memory: the one engine behind ``check``, ``apply`` (git
 fast path) and ``apply --target-dir``.
 

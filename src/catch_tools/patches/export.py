@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``export``: regenerate ``patches/`` from the commits on top of the base, deterministically.
 
 ``git format-patch`` options and why (Electron's and microsoft/go's exporters make the same choices, see

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``apply`` onto a git work tree: the series as one commit per patch on the pinned base.
 
 Order of work (every check happens before anything is written):

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Git access for the patch engine: the repository, its base, refs, and the in-progress state that makes ``apply``
 crash-safe.
 

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Apply the hunks of one file change to file contents in memory, with git's matching rules.
 
 Matching follows ``git apply`` (apply.c ``find_pos``/``match_fragment``), which ``git am`` uses:

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``lint``: static checks of ``patches/`` (no tree needed). Every problem is reported, one line each.
 
 * every patch file in ``patches/`` is in ``series`` and every ``series`` entry exists; no duplicates

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Data model of a parsed patch series: patches, their metadata, file changes and hunks.
 
 Shapes only; parsing lives in :mod:`catch_tools.patches.parse`, application in :mod:`catch_tools.patches.engine`.

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Parse one patch file: a ``git format-patch`` mbox, a DEP-3 (Debian) patch, or a bare quilt diff.
 
 Rules and where they come from:

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """A ``rich`` progress bar for long runs, silent when stdout is not a terminal (CI logs, pipes, tests)."""
 
 from __future__ import annotations

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Read ``patches/series``: quilt's format (quilt(1), "series file").
 
 One patch file name per line, applied in order; ``#`` starts a comment (whole line or after whitespace); an optional

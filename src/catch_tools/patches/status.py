@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``status`` and ``reverse`` on a git work tree.
 
 ``status`` compares the commits on top of the base with what the series produces: a patch is ``applied`` when its

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The fast path of a rebase step: move a run of patches onto the new base in memory, through the patch engine.
 
 For a run of consecutive patch commits (a contiguous piece of the previous step's chain):

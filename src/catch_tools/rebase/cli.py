@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``scripts/rebase.py``: move the patch series to a new upstream PyTorch release.
 
 Usage::

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The rebase itself: start, continue, drop, abort and status, resumable after a crash at any point.
 
 A rebase moves the series from the pinned base to ``--onto`` (through each ``--via`` release first):

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Thin, typed access to the upstream git repository the rebase works in (GitPython + the git CLI).
 
 Every git invocation goes through :class:`GitRepo.run` so that the committer identity and dates are fixed

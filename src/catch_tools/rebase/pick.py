@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Move one patch commit onto a new base with git, and classify how it went.
 
 Order of attempts for a patch commit ``C`` onto the current tip ``T`` (all git's own machinery, no merge code here):

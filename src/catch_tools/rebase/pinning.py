@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """What the pin becomes after a rebase, and writing it everywhere it is stated (manifest and ``pytorch`` gitlink).
 
 The pin's ``commit`` is the upstream PyTorch commit of the release (``torch.version.git_version`` of its wheel). In a

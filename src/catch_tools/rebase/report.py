@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The rebase report: per patch status, old and new base, and ``git range-diff`` of the old series vs the new one.
 
 Statuses (issue 5): ``clean``, ``offset`` (applied with offset), ``3way`` (applied with 3-way merge -- flagged for

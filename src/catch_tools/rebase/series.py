@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The series as the rebase sees it, through the patch engine (:mod:`catch_tools.patches`).
 
 - :func:`names`: the patch names in series order (engine: ``read_series_entries``);

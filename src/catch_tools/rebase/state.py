@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The in-progress state of a rebase, kept inside the upstream repository's git directory.
 
 Layout under ``<git-dir>/catch-rebase/``:

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The combined wheel: upstream torch + the series + the Catch backend (``torch_mlu``) in one wheel.
 
 - :mod:`.zipraw`   -- raw (no recompression) zip member copy and a minimal zip writer.

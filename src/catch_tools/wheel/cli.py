@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``scripts/build_wheel.py``: build the combined wheel ``torch-<wheel_version>.catch<N>-<tags>.whl``.
 
 Overlay mode (default): upstream wheel of the pin + series (Python files) + Catch backend wheel, see

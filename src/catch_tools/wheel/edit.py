@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Derive a wheel from another with some members replaced, removed or added; the rest raw-copied, RECORD rewritten.
 
 For experiments and tests of the interface check (a combined wheel with one header edited, one symbol removed, ...)

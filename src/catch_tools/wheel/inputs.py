@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Validation of the two input wheels of the combined build: upstream torch (against the pin) and Catch (torch_mlu).
 
 Rules: the upstream wheel's file-name version and METADATA ``Version`` must equal the pin's ``wheel_version``

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Edits of the torch wheel's metadata for the combined wheel: version, entry points, ``torch/version.py``.
 
 Each function takes and returns text so it can be tested on its own. Rules: METADATA is an email-style header block

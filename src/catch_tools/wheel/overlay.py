@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Overlay build of the combined wheel: upstream torch wheel + series (Python files) + the Catch backend wheel.
 
 Output ``torch-<pin.combined_version>-<upstream tags>.whl``; see :func:`build_overlay` for the steps. Unchanged

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The wheel ``RECORD`` file: parse, write, and verify members against it.
 
 Rules (PEP 376 / the binary distribution format spec, "The .dist-info directory"): RECORD is CSV with rows

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The combined wheel's only contact with the patch engine (:mod:`catch_tools.patches`).
 
 The build needs four things from the series: is it empty, which paths does it touch (only those members are

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Write a small wheel from in-memory files (correct dist-info and RECORD), with :mod:`zipfile`.
 
 Used for the pure-Python stand-in of the Catch backend (benchmarks, tests, a quick combined build without the native

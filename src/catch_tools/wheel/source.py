@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Source mode of the combined build: apply the series to ``pytorch/``, build upstream's wheel, then add Catch.
 
 Upstream's own build is used unchanged: ``python -m pip wheel --no-build-isolation --no-deps -v .`` in the PyTorch

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Where the combined build's input wheels come from: the pinned upstream wheel and the Catch backend wheel."""
 
 from __future__ import annotations

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Raw zip member copy: move compressed members from one zip archive to another without recompressing them.
 
 Why our own writer: :mod:`zipfile` can read a member's metadata but has no public API to write an already-compressed

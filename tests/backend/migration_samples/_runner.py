@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Test helper: run a sample script as ``__main__``, optionally after ``import torch_mlu.contrib.transfer_to_mlu``.
 
     python _runner.py [--transfer] SCRIPT [ARGS...]

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Helpers for the migration tests: make the checkout's migration code importable, run samples, compare results.
 
 The checkout's ``catch/torch_mlu`` is put first on the package path, so the not-yet-imported pure-Python

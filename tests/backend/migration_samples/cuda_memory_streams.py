@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Inference with side streams, events and memory accounting (uses the torch.cuda stream and memory APIs).
 
 Splits a batch in two halves, runs each half of a fixed MLP on its own stream with events for ordering and

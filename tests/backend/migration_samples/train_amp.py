@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Single-GPU training with automatic mixed precision (a typical CUDA script, written for the migration tests).
 
 Trains a small MLP on scikit-learn's digits with float16 autocast and a GradScaler, then writes the per-step losses,

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Training from a DataLoader with worker processes and pinned host memory (a typical CUDA input pipeline).
 
 The batches come from a Dataset over scikit-learn's digits, loaded by 2 worker processes with pin_memory=True when

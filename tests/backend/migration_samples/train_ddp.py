@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """DistributedDataParallel training with NCCL, launched by torchrun (a typical multi-GPU CUDA script).
 
 Each process takes LOCAL_RANK/RANK/WORLD_SIZE from torchrun, binds its GPU, wraps the model in DDP, reads its shard

@@ -1,3 +1,6 @@
+// SPDX-FileCopyrightText: 2026 Catch Developers
+// SPDX-License-Identifier: BSD-3-Clause
+
 // Compat shadow of glibc's <sys/single_threaded.h>, first on the include path.
 //
 // Why: the wheel promises manylinux_2_28 (glibc 2.28), but glibc >= 2.32 ships

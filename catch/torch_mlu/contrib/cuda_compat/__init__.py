@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """mlu implementations of ``torch.cuda`` names that have an mlu meaning but no same-named function in ``torch.mlu``.
 
 Targets of ``api_map.csv`` rows (``mapped`` and ``not_applicable``); used by ``transfer_to_mlu`` at run time and

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``torch.cuda.nvtx`` on mlu: NVTX annotates Nsight profiles of CUDA; on mlu each call is ignored (warns once).
 
 Return values follow ``torch.cuda.nvtx``: ``range_push`` returns the zero-based depth of the range started (here
