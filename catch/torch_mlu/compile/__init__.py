@@ -1,0 +1,36 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Graph mode for ``mlu``: the ``torch.compile`` backend with fusion groups.
+
+``torch.compile(model, backend="mlu")`` (also ``"catch"``; both through the ``torch_dynamo_backends`` entry point)
+traces the model with Dynamo and AOTAutograd, partitions each ATen graph into fusion groups of supported ops, compiles
+each group with PyTorch Inductor's C++ code generation running on the device's memory, and runs every other node
+as an eager mlu kernel. Importing this package registers Dynamo's device interface for ``mlu``.
+
+- ``FUSE_GROUP_DEBUG_MODE=cpu|eager|layerwise`` switches how fusion groups run (:mod:`.debug_mode`).
+- :func:`last_report` / ``CATCH_FUSE_REPORT=<path>``: the groups formed and the nodes left out (:mod:`.report`).
+"""
+
+from __future__ import annotations
+
+from torch_mlu.compile import device_interface as _device_interface
+from torch_mlu.compile.backend import mlu_backend
+from torch_mlu.compile.debug_mode import MODE_ENV, MODES, debug_mode
+from torch_mlu.compile.errors import FuseConfigError
+from torch_mlu.compile.host_view import host_view
+from torch_mlu.compile.report import REPORT_ENV, FuseReport, all_reports, last_report
+
+__all__ = [
+    "MODES",
+    "MODE_ENV",
+    "REPORT_ENV",
+    "FuseConfigError",
+    "FuseReport",
+    "all_reports",
+    "debug_mode",
+    "host_view",
+    "last_report",
+    "mlu_backend",
+]
+
+_device_interface.register()

@@ -1,0 +1,54 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The ``mlu`` Dynamo backend: AOTAutograd to ATen graphs, fusion groups, eager mlu kernels for the rest.
+
+Dynamo hands the backend a Torch-level FX graph with fake example inputs. ``aot_module_simplified``
+(torch/_functorch/aot_autograd.py) traces it to functional ATen graphs -- one inference graph, or a forward and a
+backward graph when inputs require grad -- with Inductor's decomposition table and Inductor's partition function
+(its joint-graph passes, then the min-cut rematerialization partitioner), exactly as ``compile_fx`` sets AOTAutograd
+up, and calls the compilers below on each; every graph is partitioned (:mod:`torch_mlu.compile.partition`) and run
+as an FX ``GraphModule`` whose fused submodules are fusion groups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+import torch
+from torch._functorch.aot_autograd import aot_module_simplified, make_boxed_func
+from torch.fx import GraphModule
+
+from torch_mlu.compile.partition import partition_graph
+from torch_mlu.compile.report import FuseReport, new_report, publish
+
+
+def _compile_graph(report: FuseReport, kind: str, gm: GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+    report.graphs.append(partition_graph(gm, kind))
+    publish()
+    return make_boxed_func(gm.forward)
+
+
+def mlu_backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor], **kwargs: Any) -> Callable[..., Any]:
+    """``torch.compile`` backend for mlu models (registered as ``mlu`` and ``catch``).
+
+    ``gm``/``example_inputs``: Dynamo's graph and fake inputs (``torch._dynamo`` ``CompilerFn`` protocol). Returns
+    the AOTAutograd-wrapped callable; training works through the backward graph. Options are not accepted:
+    ``torch.compile(..., options=...)`` raises ``TypeError`` naming them.
+    """
+    if kwargs:
+        raise TypeError(f"mlu backend: unexpected options {sorted(kwargs)}")
+    from torch._inductor.compile_fx import partition_fn
+    from torch._inductor.decomposition import select_decomp_table
+
+    report = new_report()
+    return aot_module_simplified(
+        gm,
+        example_inputs,
+        decompositions=select_decomp_table(),
+        partition_fn=partition_fn,
+        fw_compiler=partial(_compile_graph, report, "forward"),
+        bw_compiler=partial(_compile_graph, report, "backward"),
+        inference_compiler=partial(_compile_graph, report, "inference"),
+    )
