@@ -40,7 +40,6 @@ from catch_tools.pin import Pin, load_pin, manifest_path
 
 MANIFEST_REL = "patches/manifest.toml"
 _CPYTHON_TAG = re.compile(r"^cp(\d)(\d+)$")
-_TOML_AT_LINE = re.compile(r"\(at line (\d+), column \d+\)")
 
 
 @dataclass(frozen=True)
@@ -146,10 +145,7 @@ def _pin_from_text(text: str, where: str) -> Pin:
         try:
             return load_pin(path)
         except UserError as err:
-            line = err.line
-            if line is None and (at := _TOML_AT_LINE.search(err.message)):
-                line = int(at.group(1))  # tomllib of Python < 3.14 states the line only in its message
-            raise UserError(err.message, path=where, line=line) from None
+            raise UserError(err.message, path=where, line=err.line) from None
 
 
 def manifest_history(root: Path) -> list[tuple[str, str]]:

@@ -11,7 +11,9 @@ error's ``exit_code`` (2 unless the error says otherwise).
 
 from __future__ import annotations
 
+import re
 import sys
+import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -39,6 +41,24 @@ class UserError(Exception):
             where = self.path if self.line is None else f"{self.path}:{self.line}"
             where += ": "
         return f"{where}{self.message}".replace("\n", " ")
+
+
+_TOML_AT = re.compile(r"\s*\(at line (\d+), column \d+\)")
+
+
+def toml_error(err: tomllib.TOMLDecodeError, path: str | Path) -> UserError:
+    """A :class:`UserError` for a TOML syntax error in ``path``, with the line of the error.
+
+    ``tomllib`` gives ``lineno`` from Python 3.14 on; before, the line is only in the message ("... (at line 3,
+    column 7)"), which is where this reads it from then.
+    """
+    message = str(getattr(err, "msg", None) or err)
+    line = getattr(err, "lineno", None)
+    found = _TOML_AT.search(message)
+    if found:
+        line = line or int(found.group(1))
+        message = _TOML_AT.sub("", message)
+    return UserError(f"invalid TOML: {message}", path=path, line=line)
 
 
 def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from catch_tools.errors import UserError
+from catch_tools.errors import UserError, toml_error
 from catch_tools.paths import repo_root
 
 MANIFEST_NAME = "manifest.toml"
@@ -75,8 +75,7 @@ def load_pin(path: Path | None = None) -> Pin:
     except FileNotFoundError:
         raise UserError("pin manifest not found", path=path) from None
     except tomllib.TOMLDecodeError as err:
-        line = getattr(err, "lineno", None)
-        raise UserError(f"invalid TOML: {err.msg if hasattr(err, 'msg') else err}", path=path, line=line) from None
+        raise toml_error(err, path) from None
     try:
         up, series = data["upstream"], data["series"]
         pin = Pin(

@@ -23,12 +23,31 @@ def test_status_before_and_after_apply(small_tree: SmallTree) -> None:
     _series(small_tree)
     pin = load_pin(small_tree.patches / "manifest.toml")
     before = series_status(small_tree.root, small_tree.patches, pin=pin)
-    assert [s for _, s in before.patches] == ["not-applied", "not-applied"]
-    assert any("tree differs" in d for d in before.drift)
+    # A clean base carries none of the series: nothing applied, and nothing drifted either.
+    assert [s for _, s in before.patches] == ["not-applied", "not-applied"] and before.drift == []
     apply_to_git(small_tree.root, small_tree.patches, pin=pin)
     after = series_status(small_tree.root, small_tree.patches, pin=pin)
     assert [s for _, s in after.patches] == ["applied", "applied"] and after.drift == []
-    assert "no drift" in after.to_text()
+    assert "2/2 applied; no drift" in after.to_text()
+    reverse_series(small_tree.root, pin=pin)
+    reversed_ = series_status(small_tree.root, small_tree.patches, pin=pin)
+    assert [s for _, s in reversed_.patches] == ["not-applied", "not-applied"] and reversed_.drift == []
+
+
+def test_status_reports_a_tree_that_differs_from_the_applied_patches(small_tree: SmallTree) -> None:
+    _series(small_tree)
+    pin = load_pin(small_tree.patches / "manifest.toml")
+    apply_to_git(small_tree.root, small_tree.patches, pin=pin)
+    # A merge brings in a change on a side branch: the series' commits are all on HEAD's first-parent line, yet
+    # HEAD's tree is not base+series.
+    head = git_cmd(small_tree.root, "rev-parse", "HEAD")
+    git_cmd(small_tree.root, "checkout", "-q", "-b", "side", small_tree.base)
+    small_tree.commit("side change", {"torch/a.py": "side\n"})
+    git_cmd(small_tree.root, "checkout", "-q", "--detach", head)
+    git_cmd(small_tree.root, "merge", "-q", "--no-ff", "--no-edit", "side")
+    report = series_status(small_tree.root, small_tree.patches, pin=pin)
+    assert [s for _, s in report.patches] == ["applied", "applied"]
+    assert any("tree differs from base+series" in d for d in report.drift)
 
 
 def test_status_reports_drift_and_modified_commits(small_tree: SmallTree) -> None:

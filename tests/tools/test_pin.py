@@ -72,6 +72,8 @@ def test_bad_manifest_is_one_line_error(tmp_path: Path) -> None:
     with pytest.raises(UserError) as info:
         load_pin(path)
     assert str(info.value).startswith(f"{path}:") and "\n" not in str(info.value)
+    # The error names the line of the bad value (line 2), on every Python (tomllib's lineno is 3.14+ only).
+    assert info.value.line == 2 and str(info.value).startswith(f"{path}:2: invalid TOML")
 
 
 def test_gitlink_absent_in_repo_without_submodule(tmp_path: Path) -> None:

@@ -108,6 +108,7 @@ def make_project(path: Path, upstream: Path, patches: list[tuple[str, str, Edit]
     """
     (path / "patches").mkdir(parents=True)
     shutil.copy(manifest_path(repo_root()), manifest_path(path))
+    shutil.copy(repo_root() / "constraints.txt", path / "constraints.txt")  # the rebase moves its torch== too
     update_pin(manifest_path(path), tag="v2.13.0", commit=fake_sha("2.13.0"), wheel_version="2.13.0+cpu")
     scratch = path.parent / f".scratch-{path.name}"
     git(path.parent, "clone", "-q", str(upstream), str(scratch))
@@ -134,11 +135,13 @@ def make_project(path: Path, upstream: Path, patches: list[tuple[str, str, Edit]
 
 
 def snapshot(project: Path, upstream: Path) -> dict[str, object]:
-    """Everything ``--abort`` must restore: patches/ bytes and modes, index entries, upstream refs, HEAD, status."""
+    """Everything ``--abort`` must restore: patches/ bytes and modes, constraints.txt, index entries, upstream refs,
+    HEAD, status."""
     files = {p.relative_to(project).as_posix(): (p.read_bytes(), p.stat().st_mode)
              for p in sorted((project / "patches").rglob("*")) if p.is_file()}
     return {
         "patches": files,
+        "constraints": (project / "constraints.txt").read_bytes(),
         "index": git(project, "ls-files", "--stage"),
         "refs": git(upstream, "for-each-ref", "--format=%(refname) %(objectname)"),
         "head": subprocess.run(["git", "symbolic-ref", "-q", "HEAD"], cwd=upstream, capture_output=True, text=True,

@@ -65,6 +65,9 @@ def test_clean_and_offset_rebase_moves_pin_and_keeps_unchanged_files(tmp_path: P
     pin = load_pin(manifest_path(proj))
     assert (pin.tag, pin.commit, pin.wheel_version) == ("v2.14.0", fake_sha("2.14.0"), "2.14.0+cpu")
     assert fake_sha("2.14.0") in git(proj, "ls-files", "--stage", "pytorch")
+    # constraints.txt pins the new release for every install (PEP 440: no local label in a constraint's ==)
+    assert "torch==2.14.0\n" in (proj / "constraints.txt").read_text()
+    assert "torch==2.13.0" not in (proj / "constraints.txt").read_text()
     assert git(up, "rev-parse", "refs/patches/base") == new_base
     applied = git(up, "rev-parse", "refs/patches/applied")
     assert git(up, "rev-list", "--count", f"{new_base}..{applied}") == "3"

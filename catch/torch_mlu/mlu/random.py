@@ -4,7 +4,7 @@
 """RNG for mlu (``torch.cuda.random`` semantics).
 
 Each device has a default generator whose engine is PyTorch's CPU engine: with the same seed an mlu run draws the
-same numbers as a CPU run. States are CPU-format ``torch.ByteTensor``s.
+same numbers as a CPU run. States are CPU-format ``torch.ByteTensor`` objects.
 """
 
 from __future__ import annotations

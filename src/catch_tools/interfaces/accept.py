@@ -22,7 +22,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from catch_tools.errors import UserError
+from catch_tools.errors import UserError, toml_error
 from catch_tools.interfaces.report import REVIEW, Report
 
 
@@ -52,7 +52,7 @@ def load_acceptances(path: Path) -> list[Acceptance]:
     except FileNotFoundError:
         raise UserError("reviewed-changes file not found", path=path) from None
     except tomllib.TOMLDecodeError as err:
-        raise UserError(f"invalid TOML: {err}", path=path) from None
+        raise toml_error(err, path) from None
     out = []
     for number, entry in enumerate(data.get("accept", []), start=1):
         unknown = set(entry) - {"code", "reason", "path", "match"}

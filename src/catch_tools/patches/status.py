@@ -140,10 +140,17 @@ def series_status(source: Path, patches_dir: Path, *, base: str | None = None, p
     extra = [c for c in actual if c not in used]
     if extra:
         drift.append(f"{len(extra)} commit(s) not from the series (first {extra[0][:12]})")
-    want = expected[-1] if expected and len(expected) == len(patches) else None
-    if want and git_out(target.root, "rev-parse", f"{want}^{{tree}}") != git_out(target.root, "rev-parse",
-                                                                               f"{head}^{{tree}}"):
-        drift.append("HEAD's tree differs from base+series")
+    # HEAD's tree must equal base + the patches it carries: all of them, or a leading part (none after `reverse`).
+    # Not checked when a patch is there in another form (applied-modified): its tree cannot be recomputed.
+    carried = 0
+    while carried < len(states) and states[carried][1] == "applied":
+        carried += 1
+    if on_base and all(s != "applied-modified" for _, s in states) and carried <= len(expected):
+        want = expected[carried - 1] if carried else base_sha
+        if git_out(target.root, "rev-parse", f"{want}^{{tree}}") != git_out(target.root, "rev-parse",
+                                                                           f"{head}^{{tree}}"):
+            drift.append("HEAD's tree differs from base+series" if carried == len(patches)
+                         else f"HEAD's tree differs from base+the first {carried} patch(es) of the series")
     dirty = target.dirty_paths()
     if dirty:
         drift.append(f"{len(dirty)} uncommitted change(s), e.g. {dirty[0]}")

@@ -276,10 +276,12 @@ class Rebase:
         return [self.repo.git_dir / "catch-patches"]
 
     def _side_files(self, report_path: Path | None) -> list[Path]:
-        """Files outside ``patches/`` a rebase may write: git's scratch files and the report files."""
+        """Files outside ``patches/`` a rebase may write: git's scratch files, the report files and the project's
+        ``constraints.txt`` (:func:`catch_tools.rebase.pinning.write_pin`)."""
         stems = [self.repo.git_dir / REPORT_NAME] + ([] if report_path is None else [report_path.resolve()])
         reports = [p for stem in stems for p in _report_files(stem)]
-        return [self.repo.git_dir / name for name in GIT_SCRATCH_FILES] + reports
+        return ([self.repo.git_dir / name for name in GIT_SCRATCH_FILES] + reports
+                + [pinning.constraints_path(self.project)])
 
     def _load(self) -> RebaseState:
         state = self.store.load()

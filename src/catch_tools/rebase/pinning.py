@@ -1,7 +1,8 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""What the pin becomes after a rebase, and writing it everywhere it is stated (manifest and ``pytorch`` gitlink).
+"""What the pin becomes after a rebase, and writing it everywhere it is stated (manifest, ``constraints.txt`` and the
+``pytorch`` gitlink).
 
 The pin's ``commit`` is the upstream PyTorch commit of the release (``torch.version.git_version`` of its wheel). In a
 full clone of PyTorch that is the commit ``--onto`` names. In the repository built from release wheels
@@ -89,9 +90,28 @@ def _release(text: str) -> str | None:
         return None
 
 
+_TORCH_REQUIREMENT = re.compile(r"^torch\s*==\s*[^\s#;]+", re.MULTILINE)
+
+
+def constraints_path(root: Path) -> Path:
+    """The project's pip constraints file (``PIP_CONSTRAINT`` of tox, CI and the images): ``<root>/constraints.txt``."""
+    return root / "constraints.txt"
+
+
 def write_pin(root: Path, target: PinTarget) -> None:
-    """Write ``target`` into ``patches/manifest.toml``, comments kept (:func:`catch_tools.pin.update_pin`)."""
+    """Write ``target`` everywhere the pin is stated as a value: ``patches/manifest.toml`` (comments kept,
+    :func:`catch_tools.pin.update_pin`) and the ``torch==<release>`` line of ``constraints.txt`` when the project has
+    one (the public release of ``target.wheel_version``: a local label such as ``+cpu`` is not allowed in a
+    constraint's ``==``, PEP 440 "Version matching").
+    """
     update_pin(manifest_path(root), tag=target.tag, commit=target.commit, wheel_version=target.wheel_version)
+    constraints = constraints_path(root)
+    if constraints.is_file():
+        text = constraints.read_text(encoding="utf-8")
+        release = Version(target.wheel_version).public
+        updated = _TORCH_REQUIREMENT.sub(f"torch=={release}", text)
+        if updated != text:
+            constraints.write_text(updated, encoding="utf-8")
 
 
 def project_gitlink(root: Path) -> str | None:
