@@ -9,6 +9,7 @@ argument errors (cpu tensor, mismatched shapes) and that the group stays usable 
 from __future__ import annotations
 
 import datetime
+import gc
 import os
 import socket
 import time
@@ -23,6 +24,7 @@ import torch.multiprocessing as mp
 from torch.distributed.distributed_c10d import _coalescing_manager
 
 import torch_mlu.distributed  # noqa: F401  (registers "cncl" until torch_mlu imports it itself)
+from torch_mlu.distributed.process_group import PIPELINE_CHUNK_BYTES
 
 LAUNCH_TIMEOUT_S = 180
 
@@ -88,6 +90,31 @@ def _collectives(rank: int, world: int, device: torch.device, gloo: dist.Process
         dist.all_reduce(t, group=g)
         return cpu(t)
     both("all_reduce_noncontiguous", all_reduce_noncontig)
+
+    # Large enough to be staged and reduced chunk by chunk (PIPELINE_CHUNK_BYTES), the last chunk short; with and
+    # without async_op. Integer-valued floats: exact sums, whatever the chunking.
+    big = torch.randint(-8, 8, (PIPELINE_CHUNK_BYTES * 5 // 8 + 3,), generator=gen).float()
+    for async_op in (False, True):
+        def all_reduce_chunked(dev: torch.device, g: dist.ProcessGroup | None, async_op: bool = async_op) -> object:
+            t = big.to(dev, copy=True)
+            work = dist.all_reduce(t, group=g, async_op=async_op)
+            if async_op:
+                assert work is not None
+                work.wait()
+            return cpu(t)
+        both("all_reduce_chunked_async" if async_op else "all_reduce_chunked", all_reduce_chunked)
+
+    # Chunked, the layouts differing across ranks: rank 0 contiguous, the others a transposed view. The split into
+    # chunks depends on size and dtype only, so the ranks' transfers match (gloo reference: contiguous tensors).
+    big2d = torch.randint(-8, 8, (PIPELINE_CHUNK_BYTES // 4096 * 5 // 2, 1024), generator=gen).float()  # 2.5 chunks
+
+    def all_reduce_chunked_layouts(dev: torch.device, g: dist.ProcessGroup | None) -> object:
+        t = big2d.to(dev, copy=True)
+        if dev.type == "mlu" and rank != 0:
+            t = t.t().contiguous().t()  # same shape and values, column-major
+        dist.all_reduce(t, group=g)
+        return cpu(t.contiguous())
+    both("all_reduce_chunked_layouts", all_reduce_chunked_layouts)
 
     root = world - 1
     xr = torch.randn(world * 4, 2, generator=gen)
@@ -262,10 +289,38 @@ def _errors(rank: int, device: torch.device) -> dict[str, str]:
                                torch.ones(sum(splits), device=device), [1] * dist.get_world_size(), splits)
     except ValueError as e:
         got["split_mismatch"] = str(e)
+    # Ranks that diverge after a repeated call: the ones repeating it issue it before the check (speculatively),
+    # the others must complete it; every rank gets the error. First rank 0 repeats, then the others do.
+    for name, repeats in (("diverged_rank0_repeats", rank == 0), ("diverged_others_repeat", rank != 0)):
+        same = torch.ones(6, device=device)
+        dist.all_reduce(same)
+        dist.all_reduce(same)
+        try:
+            dist.all_reduce(same if repeats else torch.ones(7, device=device))
+        except ValueError as e:
+            got[name] = str(e)
     t = torch.ones(2, device=device)
     dist.all_reduce(t)
     got["after_errors"] = str(t.cpu().tolist())
     return got
+
+
+def _garbage_after_collectives(device: torch.device) -> int:
+    """Objects the cycle collector finds after sync and async all_reduces, small and chunked (expected: none)."""
+    small, big = torch.ones(16, device=device), torch.ones(PIPELINE_CHUNK_BYTES // 2 + 5, device=device)
+    gc.collect()
+    gc.disable()
+    try:
+        for t in (small, big):
+            for async_op in (False, True):
+                for _ in range(5):
+                    work = dist.all_reduce(t, async_op=async_op)
+                    if work is not None:
+                        work.wait()
+        dist.barrier()
+    finally:
+        gc.enable()
+    return gc.collect()
 
 
 def worker(rank: int, world: int, port: int, out_dir: str) -> None:
@@ -282,6 +337,7 @@ def worker(rank: int, world: int, port: int, out_dir: str) -> None:
             "pg_type": type(dist.group.WORLD).__name__,
             "collectives": _collectives(rank, world, device, gloo),
             "errors": _errors(rank, device),
+            "garbage": _garbage_after_collectives(device),
         }
         dist.destroy_process_group()
         torch.save(result, Path(out_dir) / f"rank{rank}.pt")
@@ -324,7 +380,8 @@ def test_default_backend_picks_cncl(results: list[dict]) -> None:
 COLLECTIVES = [
     *(f"all_reduce_{op}" for op in ("SUM", "AVG", "MAX", "MIN", "PRODUCT")),
     *(f"all_reduce_int64_{op}" for op in ("SUM", "MAX", "BXOR")),
-    "all_reduce_noncontiguous", "broadcast", "reduce_to_root", "all_gather", "all_gather_into_tensor",
+    "all_reduce_noncontiguous", "all_reduce_chunked", "all_reduce_chunked_async", "all_reduce_chunked_layouts",
+    "broadcast", "reduce_to_root", "all_gather", "all_gather_into_tensor",
     "reduce_scatter_tensor", "gather", "scatter", "all_to_all_single", "all_to_all_single_uneven", "all_to_all_lists",
     "send_recv_ring", "async_all_reduce", "async_future_value", "all_gather_object", "subgroup_all_reduce",
     "coalesced",
@@ -347,6 +404,11 @@ def test_collectives_changed_something(results: list[dict]) -> None:
     assert [o["rank"] for o in r0["all_gather_object"][0]] == list(range(len(results)))
 
 
+def test_finished_collectives_leave_no_reference_cycles(results: list[dict]) -> None:
+    """Jobs are freed by reference counting: a training loop never feeds the garbage collector's full collections."""
+    assert [r["garbage"] for r in results] == [0] * len(results)
+
+
 def test_cpu_tensor_error_names_gloo(results: list[dict]) -> None:
     for r in results:
         msg = r["errors"]["cpu_tensor"]
@@ -364,6 +426,15 @@ def test_op_mismatch_is_reported(results: list[dict]) -> None:
     for r in results:
         msg = r["errors"]["op_mismatch"]
         assert "rank 0: broadcast" in msg and "rank 1: all_reduce" in msg
+
+
+@pytest.mark.parametrize("case", ["diverged_rank0_repeats", "diverged_others_repeat"])
+def test_divergence_after_a_repeated_call_is_reported(results: list[dict], case: str) -> None:
+    for r in results:
+        msg = r["errors"][case]
+        assert "different arguments" in msg
+        assert "rank 0: all_reduce float32[" in msg and "rank 1: all_reduce float32[" in msg
+        assert "float32[6]" in msg and "float32[7]" in msg
 
 
 def test_all_to_all_split_mismatch_is_reported(results: list[dict]) -> None:

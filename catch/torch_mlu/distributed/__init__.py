@@ -26,8 +26,10 @@ cpu tensors, unless the group was created as ``init_process_group("mlu:cncl,cpu:
 go straight to the Gloo transport.
 
 Options: ``pg_options=ProcessGroupCNCL.Options(check_arguments=False)`` turns off the cross-rank argument check
-(see ``_checks``) for one group. Environment: ``CATCH_CNCL_CHECK=0`` turns it off by default;
-``CATCH_CNCL_POOL_BYTES`` caps the idle pinned staging memory (default 1 GiB).
+(see ``_checks``; it exchanges a small descriptor of each call over direct TCP connections between the ranks, see
+``_exchange``) for one group. Environment: ``CATCH_CNCL_CHECK=0`` turns it off by default; ``CATCH_CNCL_CHECK_ADDR``
+sets the address this rank's check connections listen on (default: the local address of the route to
+``MASTER_ADDR``); ``CATCH_CNCL_POOL_BYTES`` caps the idle pinned staging memory (default 1 GiB).
 """
 
 from __future__ import annotations

@@ -17,8 +17,14 @@ Life of a collective (all of it asynchronous with respect to the caller's curren
 
 The copies run on those threads themselves (blocking ``copy_`` on the communication queue): no extra thread hop per
 collective, which matters for small messages. A call whose caller waits at once (``async_op=False``) runs steps 2
-and 3 on the caller's thread when no earlier job is still queued: the caller would block anyway, and two thread hops
-per call less keep small synchronous collectives close to plain Gloo.
+and 3 on the caller's thread when no earlier job is still queued, with its copies on the caller's current queue (in
+order with the caller's own work, as a blocking copy is): the caller would block anyway, and two thread hops per
+call less keep small synchronous collectives close to plain Gloo.
+
+Large all-reduces are pipelined (:meth:`Engine._start_pipelined`): staged and reduced in chunks, so the copies of one
+chunk overlap the transfer of the others. Jobs hold no reference cycles once finished (:meth:`Engine._release`
+drops their closures): they are freed by reference counting, and a steady stream of collectives never triggers the
+garbage collector's full collections.
 """
 
 from __future__ import annotations
@@ -30,15 +36,30 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Protocol
 
 import torch
 import torch.distributed as dist
 
+from torch_mlu.distributed._exchange import ExchangeError
 from torch_mlu.distributed._staging import HostBufferPool
 from torch_mlu.distributed._work import CNCLWork
 
 
-@dataclass
+class Check(Protocol):
+    """The cross-rank argument check of a job (``_checks.CallCheck``, ``_checks.CheckList``)."""
+
+    #: the job's transport operation was issued before :meth:`finish` (set by :meth:`start`)
+    speculative: bool
+
+    def start(self, on_caller_thread: bool) -> bool: ...
+
+    def finish(self) -> None: ...
+
+    def abandon(self, reason: str) -> None: ...
+
+
+@dataclass(slots=True)
 class Job:
     """One collective: what to stage, what to run on the host buffers, what to copy back."""
 
@@ -46,12 +67,13 @@ class Job:
     device: torch.device | None
     #: runs on the issue thread after staging and returns the Gloo work, a list of them (coalesced ops), or None
     issue: Callable[[], dist.Work | list[dist.Work] | None]
-    #: cross-rank check run on the issue thread before ``issue`` (raises on mismatch); None = no check
-    check: Callable[[], None] | None = None
+    #: cross-rank argument check (``_checks.CallCheck`` or ``CheckList``), started and finished around ``issue``
+    #: (see :meth:`Engine._start`); None = no check
+    check: Check | None = None
     #: (mlu destination, host source) pairs copied back after the Gloo work finished
     copy_back: list[tuple[torch.Tensor, torch.Tensor]] = field(default_factory=list)
-    #: pooled buffers to return when the job ends
-    buffers: list[torch.Tensor] = field(default_factory=list)
+    #: pooled buffers (raw buffer, its view) to return when the job ends
+    buffers: list[tuple[torch.Tensor, torch.Tensor]] = field(default_factory=list)
     #: tensors kept alive until the job ends (the caller may drop its references right after the call)
     keep_alive: list[torch.Tensor] = field(default_factory=list)
     #: (mlu input, pinned host buffer) pairs copied device-to-host (issue thread, or the caller's when inline)
@@ -64,6 +86,9 @@ class Job:
     source_rank: Callable[[], int] | None = None
     #: set when the job was started on the caller's thread: (its transport work,)
     inline: tuple[dist.Work | list[dist.Work] | None] | None = None
+    #: pipelined job: issues the transport operation of one staged chunk (``stage_in[i]``'s host side, whose
+    #: result is ``copy_back[i]``'s source) and returns its work; ``issue`` is then unused. See :meth:`Engine._start`.
+    issue_chunk: Callable[[torch.Tensor], dist.Work] | None = None
 
 
 _STOP = object()
@@ -81,6 +106,10 @@ def _drain_at_exit() -> None:
     """
     for engine in list(_ENGINES):
         engine.shutdown(drain_s=EXIT_DRAIN_S)
+
+
+def _nothing() -> None:
+    """The ``issue`` of a finished job."""
 
 
 def _works(issued: object) -> list[dist.Work]:
@@ -154,7 +183,7 @@ class Engine:
         if not inline:
             self._issue_q.put(job)
             return job.work
-        started, gloo_work = self._start(job)
+        started, gloo_work = self._start(job, inline=True)
         if started:
             job.inline = (gloo_work,)
         return job.work
@@ -165,13 +194,25 @@ class Engine:
             return
         (gloo_work,) = job.inline
         job.inline = None
+        if job.issue_chunk is not None:
+            self._wait_chunks(job, _works(gloo_work), inline=True)
+            return
+        check = job.check
         try:
             for w in _works(gloo_work):
                 w.wait()
         except BaseException as exc:
+            if check is not None and check.speculative:
+                check.abandon(f"a speculated {job.work.op} failed in the transport")
             self._finish_failed(job, exc)
             return
-        self._finish(job)
+        if check is not None and check.speculative:
+            try:  # the data operation ran before the check: verify before the results are used
+                check.finish()
+            except BaseException as exc:
+                self._finish_failed(job, exc)
+                return
+        self._finish(job, inline=True)
 
     def shutdown(self, drain_s: float = 0.0) -> None:
         """Stop the issue thread after the jobs already submitted (idempotent).
@@ -190,21 +231,102 @@ class Engine:
                     thread.join(timeout=drain_s)
 
     # ---- issue thread and completion callbacks -----------------------------------------------------------------
-    def _start(self, job: Job) -> tuple[bool, dist.Work | list[dist.Work] | None]:
-        """Stage the inputs, finish the argument check and issue the transport operation; False if the job failed."""
+    def _start(self, job: Job, inline: bool = False) -> tuple[bool, dist.Work | list[dist.Work] | None]:
+        """Send the argument check's descriptor, stage the inputs, finish the check and issue the transport
+        operation; False if the job failed.
+
+        The check's round trip overlaps the staging copies. A speculative check (``CallCheck``: a small
+        synchronous all_reduce repeating the previous call) issues first and is finished by
+        :meth:`complete_inline` once the transfer is done.
+        """
+        if job.issue_chunk is not None:
+            return self._start_pipelined(job, job.issue_chunk)
+        check = job.check
+        pending_check = False  # started and not finished: must be abandoned if the job fails
         try:
+            speculative = False
+            if check is not None:
+                speculative = check.start(inline)
+                pending_check = True
             if job.staged is not None:
                 job.staged.synchronize()
                 self._copy(job.device, job.stage_in)
             else:  # inline: a blocking copy on the caller's current queue first waits for that queue's work
                 for src, dst in job.stage_in:
                     dst.copy_(src)
-            if job.check is not None:
-                job.check()
+            if check is not None and not speculative:
+                pending_check = False
+                check.finish()
             return True, job.issue()
         except BaseException as exc:  # the job fails, the group keeps working
+            if check is not None and pending_check:
+                check.abandon(f"{job.work.op} failed before its argument check finished: {exc}")
             self._finish_failed(job, exc)
             return False, None
+
+    def _start_pipelined(self, job: Job, issue_chunk: Callable[[torch.Tensor], dist.Work]
+                         ) -> tuple[bool, list[dist.Work] | None]:
+        """Stage chunk by chunk, issuing each chunk's transport operation as soon as it is on the host.
+
+        The transport (Gloo's worker threads) moves chunk i while this thread copies chunk i + 1, and the
+        completion copies chunk i back while later chunks are still in flight (:meth:`_wait_chunks`): for large
+        messages the staging copies hide behind the transfer instead of adding to it. Every rank splits the same
+        (checked) shape the same way, so the chunks' operations match across ranks.
+        """
+        works: list[dist.Work] = []
+        try:
+            if job.staged is not None:
+                job.staged.synchronize()
+                assert job.device is not None
+                with torch.mlu.device(job.device.index), torch.mlu.stream(self.comm_stream(job.device)):
+                    self._stage_chunks(job, issue_chunk, works)
+            else:  # inline: blocking copies on the caller's current queue, in order with its work
+                self._stage_chunks(job, issue_chunk, works)
+            return True, works
+        except BaseException as exc:  # chunks already issued may still write into the (dropped) buffers
+            self._finish_failed(job, exc)
+            return False, None
+
+    @staticmethod
+    def _stage_chunks(job: Job, issue_chunk: Callable[[torch.Tensor], dist.Work], works: list[dist.Work]) -> None:
+        check = job.check
+        if check is not None:
+            check.start(False)  # never speculative: the check is finished before the first chunk is issued
+        try:
+            for i, (src, dst) in enumerate(job.stage_in):
+                dst.copy_(src)
+                if i == 0 and check is not None:
+                    finishing, check = check, None
+                    finishing.finish()  # before the first transport operation: a mismatch must never reach Gloo
+                works.append(issue_chunk(dst))
+        except BaseException as exc:
+            if check is not None:
+                check.abandon(f"{job.work.op} failed before its argument check finished: {exc}")
+            raise
+
+    def _wait_chunks(self, job: Job, works: list[dist.Work], inline: bool) -> None:
+        """Wait for each chunk's transfer in order and copy its result back at once (``copy_back[i]`` belongs to
+        ``works[i]``; pairs after those are copied once all are back); then complete the job."""
+        try:
+            if inline:
+                self._copy_chunks_back(job, works)
+            else:
+                assert job.device is not None
+                with torch.mlu.device(job.device.index), torch.mlu.stream(self.comm_stream(job.device)):
+                    self._copy_chunks_back(job, works)
+        except BaseException as exc:
+            self._finish_failed(job, exc)
+            return
+        job.copy_back = []
+        self._finish(job, inline=inline)
+
+    @staticmethod
+    def _copy_chunks_back(job: Job, works: list[dist.Work]) -> None:
+        for w, (dst, src) in zip(works, job.copy_back, strict=False):
+            w.wait()
+            dst.copy_(src)
+        for dst, src in job.copy_back[len(works):]:
+            dst.copy_(src)
 
     def _issue_loop(self) -> None:
         while True:
@@ -215,7 +337,7 @@ class Engine:
                 return
             assert isinstance(item, Job)
             job = item
-            started, gloo_work = self._start(job)
+            started, gloo_work = self._start(job, inline=False)
             with self._pending_lock:
                 self._pending -= 1
             if not started:
@@ -245,6 +367,9 @@ class Engine:
                 return
             assert isinstance(item, tuple)
             job, gloo_work = item
+            if job.issue_chunk is not None:
+                self._wait_chunks(job, _works(gloo_work), inline=False)
+                continue
             try:
                 for w in _works(gloo_work):
                     w.wait()
@@ -253,11 +378,21 @@ class Engine:
                 continue
             self._finish(job)
 
-    def _finish(self, job: Job) -> None:
-        """Copy the results back and complete the job's work (its transport works have finished without error)."""
+    def _finish(self, job: Job, inline: bool = False) -> None:
+        """Copy the results back and complete the job's work (its transport works have finished without error).
+
+        ``inline``: the job ran on the caller's thread, which copies on its current queue (in order with its own
+        work, as the stage-in copy did) and gets the work back completed.
+        """
         try:
             src_rank = job.source_rank() if job.source_rank is not None else -1
             if job.device is None:
+                self._release(job)
+                job.work._complete(src_rank)
+                return
+            if inline:
+                for dst, src in job.copy_back:
+                    dst.copy_(src)
                 self._release(job)
                 job.work._complete(src_rank)
                 return
@@ -297,12 +432,19 @@ class Engine:
 
     def _release(self, job: Job, reuse: bool = True) -> None:
         if reuse:
-            for raw in job.buffers:
-                self.pool.give(raw)
+            for raw, view in job.buffers:
+                self.pool.give(raw, view)
         job.buffers.clear()
         job.keep_alive.clear()
         job.copy_back.clear()
         job.stage_in.clear()
+        # The closures refer to the job: dropping them breaks the reference cycle, so the job is freed at once by
+        # reference counting instead of piling up for the garbage collector (whose full collections, over the
+        # objects of torch, take tens of milliseconds and more in the middle of a training step).
+        job.issue = _nothing
+        job.issue_chunk = None
+        job.check = None
+        job.source_rank = None
 
     def _wrap(self, op: str, exc: BaseException) -> BaseException:
         """Errors from our own checks pass unchanged; transport errors get the op, the rank and a hint."""
@@ -315,4 +457,5 @@ class Engine:
             if lost_peer
             else ""
         )
-        return dist.DistBackendError(f"cncl {op} failed on {self._describe()} in the Gloo transport: {text}{hint}")
+        where = "the argument check" if isinstance(exc, ExchangeError) else "the Gloo transport"
+        return dist.DistBackendError(f"cncl {op} failed on {self._describe()} in {where}: {text}{hint}")

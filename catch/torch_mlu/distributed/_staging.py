@@ -3,8 +3,9 @@
 ``cncl`` moves ``mlu`` tensors through host memory because its transport (c10d's Gloo over TCP) reads and writes host
 buffers. The buffers are pinned (``pin_memory=True``, the backend's page-locked host allocator) so that the
 device-to-host and host-to-device copies are asynchronous on an mlu queue (``copy_(..., non_blocking=True)``), and they
-are kept in a small pool keyed by size in bytes: DDP reduces the same bucket sizes every step, so after the first step
-no allocation (and no first-touch page fault) happens on the hot path.
+are kept in a small pool keyed by size in bytes, each with the typed view last made of it: DDP reduces the same
+bucket sizes every step, so after the first step no allocation (and no first-touch page fault) happens on the hot
+path.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class HostBufferPool:
 
     def __init__(self, limit_bytes: int | None = None) -> None:
         self._limit = _pool_limit() if limit_bytes is None else limit_bytes
-        self._free: dict[int, list[torch.Tensor]] = defaultdict(list)
+        self._free: dict[int, list[tuple[torch.Tensor, torch.Tensor | None]]] = defaultdict(list)
         self._idle_bytes = 0
         self._lock = threading.Lock()
 
@@ -47,23 +48,30 @@ class HostBufferPool:
         numel = 1
         for d in shape:
             numel *= int(d)
-        nbytes = numel * torch.empty((), dtype=dtype).element_size()
+        nbytes = numel * dtype.itemsize
         with self._lock:
             bucket = self._free.get(nbytes)
-            raw = bucket.pop() if bucket else None
-            if raw is not None:
+            entry = bucket.pop() if bucket else None
+            if entry is not None:
                 self._idle_bytes -= nbytes
-        if raw is None:
-            raw = torch.empty(max(nbytes, 1), dtype=torch.uint8, pin_memory=True)
-        view = raw[:nbytes].view(dtype).view(shape) if nbytes else torch.empty(shape, dtype=dtype)
+        if entry is None:
+            raw, view = torch.empty(max(nbytes, 1), dtype=torch.uint8, pin_memory=True), None
+        else:
+            raw, view = entry
+        if not nbytes:
+            return raw, torch.empty(shape, dtype=dtype)
+        # The view last made of a buffer is pooled with it: the same bucket is staged again and again.
+        if view is None or view.dtype != dtype or view.shape != shape:
+            view = raw[:nbytes].view(dtype).view(shape)
         return raw, view
 
-    def give(self, raw: torch.Tensor) -> None:
-        """Return a buffer obtained from :meth:`take`; it is kept for reuse while the pool is under its limit."""
+    def give(self, raw: torch.Tensor, view: torch.Tensor | None = None) -> None:
+        """Return a buffer obtained from :meth:`take` (with its view, to reuse it); it is kept for reuse while the
+        pool is under its limit."""
         nbytes = raw.numel()
         with self._lock:
             if self._idle_bytes + nbytes <= self._limit:
-                self._free[nbytes].append(raw)
+                self._free[nbytes].append((raw, view))
                 self._idle_bytes += nbytes
 
     def idle_bytes(self) -> int:

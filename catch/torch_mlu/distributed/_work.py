@@ -36,27 +36,31 @@ class CNCLWork(Work):
         self._future: torch.futures.Future[Any] | None = None
         self._lock = threading.Lock()
         self._done = threading.Event()
+        self._finished = False  # completed or failed (under ``_lock``); ``_done`` follows once the future is settled
         self._error: BaseException | None = None
         self._source_rank_value = -1
 
     # ---- completion (called by the backend's completion thread) -------------------------------------------------
+    # The future is settled before ``_done`` is set: once ``wait()`` returns, ``get_future().value()`` is ready.
     def _complete(self, source_rank: int = -1) -> None:
         with self._lock:
             self._source_rank_value = source_rank
-            self._done.set()
+            self._finished = True  # from here on, get_future() settles the future it creates itself
             future = self._future
         if future is not None:
             future.set_result(self._outputs)
+        self._done.set()
 
     def _fail(self, error: BaseException) -> None:
         with self._lock:
-            if self._done.is_set():
+            if self._finished:
                 return  # already completed: a late error (e.g. while releasing buffers) changes nothing
             self._error = error
-            self._done.set()
+            self._finished = True
             future = self._future
         if future is not None:
             future.set_exception(error)
+        self._done.set()
 
     # ---- torch.distributed.Work API ---------------------------------------------------------------------------
     def wait(self, timeout: timedelta | float | None = None) -> bool:
@@ -93,7 +97,7 @@ class CNCLWork(Work):
                 return self._future
             future: torch.futures.Future[Any] = torch.futures.Future(devices=[self._device] if self._device else None)
             self._future = future
-            done, error = self._done.is_set(), self._error
+            done, error = self._finished, self._error
         if done:
             if error is not None:
                 future.set_exception(error)

@@ -37,7 +37,19 @@ from torch._C import _distributed_c10d as c10d
 
 from torch_mlu.distributed import _checks
 from torch_mlu.distributed._engine import Engine, Job
+from torch_mlu.distributed._exchange import DescriptorExchange
 from torch_mlu.distributed._work import CNCLWork
+
+#: one rank's argument descriptor of a call (see ``_checks``)
+Descriptor = tuple[int, ...]
+
+#: all_reduce of a contiguous mlu tensor of at least twice this many bytes is staged and reduced in chunks of this
+#: size, the copies of one chunk overlapping the transfer of the others (as NCCL pipelines its own chunks)
+PIPELINE_CHUNK_BYTES = 4 << 20
+
+
+def _nothing() -> None:
+    """The ``issue`` of a pipelined job (its chunks are issued by ``issue_chunk``)."""
 
 
 @dataclass
@@ -47,8 +59,9 @@ class CNCLOptions:
 
     Attributes:
         check_arguments: run the cross-rank argument check before each collective (see ``_checks``); default from
-            the environment variable ``CATCH_CNCL_CHECK`` (on unless it is ``0``). Off saves one small round trip
-            per collective; a shape mismatch then makes Gloo abort the process instead of raising.
+            the environment variable ``CATCH_CNCL_CHECK`` (on unless it is ``0``). Off saves one small message
+            exchange per collective (and the group's check connections); a shape mismatch then makes Gloo abort the
+            process instead of raising.
     """
 
     check_arguments: bool = field(default_factory=_checks.check_enabled)
@@ -79,9 +92,10 @@ class ProcessGroupCNCL(dist.ProcessGroup):
         self._timeout = timeout
         # Any: the stubs of ProcessGroupGloo omit its (c10d Backend) collective methods.
         self._gloo: Any = dist.ProcessGroupGloo(dist.PrefixStore("gloo/", store), rank, size, timeout)
-        # The cross-rank argument check runs on a Gloo group of its own (see ``_checks``).
-        self._gloo_check: Any = (
-            dist.ProcessGroupGloo(dist.PrefixStore("check/", store), rank, size, timeout)
+        # The cross-rank argument check has a channel of its own: direct connections between the ranks (see
+        # ``_checks`` and ``_exchange``).
+        self._exchange: DescriptorExchange | None = (
+            DescriptorExchange(dist.PrefixStore("check/", store), rank, size, _checks.descriptor_length(size), timeout)
             if self._cncl_options.check_arguments
             else None
         )
@@ -132,23 +146,28 @@ class ProcessGroupCNCL(dist.ProcessGroup):
             return None
         return _checks.require_mlu(op, tensors)
 
-    def _check(self, desc: torch.Tensor | list[torch.Tensor]) -> Callable[[], None] | None:
-        """Start the cross-rank check of one descriptor, or of each of a coalesced call's descriptors."""
-        if self._gloo_check is None:
+    def _check(self, desc: Descriptor | list[Descriptor], speculable: bool = False
+               ) -> _checks.CallCheck | _checks.CheckList | None:
+        """The cross-rank check of one descriptor, or of each of a coalesced call's descriptors (None: check off).
+
+        ``speculable``: the call is a single small all_reduce, which may be issued before its check finished (see
+        ``_checks.CallCheck``).
+        """
+        if self._exchange is None:
             return None
-        finishers = [_checks.start_check(self._gloo_check, d, self._rank)
-                     for d in (desc if isinstance(desc, list) else [desc])]
+        if not isinstance(desc, list):
+            return _checks.CallCheck(self._exchange, desc, self._rank, speculable, self._complete_speculation)
+        return _checks.CheckList([_checks.CallCheck(self._exchange, d, self._rank) for d in desc])
 
-        def finish_all() -> None:
-            for finish in finishers:
-                finish()
-
-        return finish_all
+    def _complete_speculation(self, numel: int, dtype: torch.dtype) -> None:
+        """Take part in the all_reduce other ranks issued before the check that failed (see ``_checks``): same
+        length and dtype, result dropped."""
+        self._gloo.allreduce([torch.zeros(numel, dtype=dtype)]).wait()
 
     def _host(self, job: Job, like: torch.Tensor) -> torch.Tensor:
         """A pooled pinned buffer shaped like ``like``, owned by ``job``."""
         raw, view = self._engine.pool.take(like.shape, like.dtype)
-        job.buffers.append(raw)
+        job.buffers.append((raw, view))
         return view
 
     def _run(
@@ -158,9 +177,10 @@ class ProcessGroupCNCL(dist.ProcessGroup):
         outputs: list[torch.Tensor],
         issue: Callable[[Job], Callable[[], dist.Work | list[dist.Work] | None]],
         stage_in: Sequence[torch.Tensor] = (),
-        desc: torch.Tensor | list[torch.Tensor] | None = None,
+        desc: Descriptor | list[Descriptor] | None = None,
         copy_out: Sequence[tuple[torch.Tensor, int]] = (),
         opts: object = None,
+        speculable: bool = False,
     ) -> CNCLWork:
         """Build and submit a job.
 
@@ -180,18 +200,19 @@ class ProcessGroupCNCL(dist.ProcessGroup):
         job.copy_back = [(dst, hosts[i]) for dst, i in copy_out]
         job.issue = issue(job)
         job.keep_alive.extend(outputs)
-        return self._submit(job, desc, list(stage_in), hosts, opts)
+        return self._submit(job, desc, list(stage_in), hosts, opts, speculable)
 
-    def _submit(self, job: Job, desc: torch.Tensor | list[torch.Tensor] | None, inputs: list[torch.Tensor],
-                hosts: list[torch.Tensor], opts: object = None) -> CNCLWork:
-        """Start the cross-rank check and submit the job, atomically: both keep the call order of all threads.
+    def _submit(self, job: Job, desc: Descriptor | list[Descriptor] | None, inputs: list[torch.Tensor],
+                hosts: list[torch.Tensor], opts: object = None, speculable: bool = False) -> CNCLWork:
+        """Attach the cross-rank check and submit the job, atomically: the engine starts jobs (and their checks)
+        in submission order, which is then the call order of all threads.
 
         ``opts.asyncOp`` false (``dist.*`` with ``async_op=False``: the caller waits at once) allows the engine to
         run the job on this thread.
         """
         wait = not getattr(opts, "asyncOp", True)
         with self._submit_lock:
-            job.check = self._check(desc) if desc is not None else None
+            job.check = self._check(desc, speculable) if desc is not None else None
             work = self._engine.stage(job, inputs, hosts, wait=wait)
             if self._coalesced is not None:
                 self._coalesced.append(work)
@@ -214,10 +235,36 @@ class ProcessGroupCNCL(dist.ProcessGroup):
         gopts = c10d.AllreduceOptions()
         gopts.reduceOp = opts.reduceOp
 
+        desc = _checks.descriptor("all_reduce", t)
+        # By size alone (the descriptor's numel and dtype), never by layout: every rank must split alike.
+        if device is not None and t.numel() * t.element_size() >= 2 * PIPELINE_CHUNK_BYTES:
+            return self._allreduce_pipelined(t, device, gopts, desc, opts)
+
         def issue(job: Job) -> Callable[[], dist.Work]:
             return lambda: self._gloo.allreduce([job.hosts[0]], gopts)
 
-        return self._run("all_reduce", device, [t], issue, [t], _checks.descriptor("all_reduce", t), [(t, 0)], opts)
+        return self._run("all_reduce", device, [t], issue, [t], desc, [(t, 0)], opts, speculable=device is not None)
+
+    def _allreduce_pipelined(self, t: torch.Tensor, device: torch.device, gopts: c10d.AllreduceOptions,
+                             desc: Descriptor, opts: c10d.AllreduceOptions) -> CNCLWork:
+        """All-reduce of a large ``t`` as one job of ``PIPELINE_CHUNK_BYTES`` chunks, each staged and reduced on its
+        own, so that the copies overlap the transfer (see ``Engine._start_pipelined``). A non-contiguous ``t`` is
+        reduced in a contiguous copy (taken now, in order on the current queue) and copied back at the end."""
+        work = CNCLWork("all_reduce", device, [t])
+        job = Job(work=work, device=device, issue=_nothing)
+        dense = t if t.is_contiguous() else t.contiguous()
+        host = self._host(job, dense).view(-1)
+        flat = dense.view(-1)
+        step = max(1, PIPELINE_CHUNK_BYTES // t.element_size())
+        ins = [flat[i : i + step] for i in range(0, flat.numel(), step)]
+        hosts = [host[i : i + step] for i in range(0, flat.numel(), step)]
+        job.copy_back = list(zip(ins, hosts, strict=True))
+        if dense is not t:
+            job.copy_back.append((t, dense))  # after every chunk is back (see ``Engine._wait_chunks``)
+        job.keep_alive.extend((t, dense))
+        gloo = self._gloo
+        job.issue_chunk = lambda h: gloo.allreduce([h], gopts)
+        return self._submit(job, desc, ins, hosts, opts)
 
     def broadcast(self, tensors: list[torch.Tensor], opts: c10d.BroadcastOptions | None = None) -> CNCLWork:
         """Broadcast ``tensors[0]`` from ``opts.rootRank`` to every rank (in place)."""
@@ -577,8 +624,10 @@ class ProcessGroupCNCL(dist.ProcessGroup):
         self._engine.shutdown()
 
     def abort(self) -> None:
-        """Stop accepting collectives (c10d's ``_abort_process_group``)."""
+        """Stop accepting collectives (c10d's ``_abort_process_group``); close the argument-check channel."""
         self._engine.shutdown()
+        if self._exchange is not None:
+            self._exchange.close()
 
     # ---- argument checks --------------------------------------------------------------------------------------
     @staticmethod
