@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Train a small CNN on scikit-learn's digits (1,797 real 8x8 images) on ``--device mlu`` or ``cpu``.
 
 Usage: python examples/train_digits.py --device mlu --seed 0 --epochs 12

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Train the digits CNN with DistributedDataParallel on ``mlu`` over the ``cncl`` backend.
 
 Usage: torchrun --nproc-per-node 2 examples/train_digits_ddp.py [--epochs 12] [--seed 0] [--device mlu|cpu]

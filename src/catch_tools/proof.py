@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The patch proof gate: every patch of the series must be proven by its regression test.
 
 A patch is carried only when the test its ``Catch-Test:`` trailer names (``tests/<path>::<test>``, a pytest node id

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Every ``cncl`` collective on mlu tensors against the same collective on ``gloo`` with cpu tensors, same run.
 
 Real process groups: 2 and 3 ranks on 127.0.0.1 (free port), started with ``torch.multiprocessing``. Each rank joins

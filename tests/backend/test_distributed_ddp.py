@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """DDP on ``mlu`` over ``cncl``: 2 ranks for N steps equal one process training on the concatenated batches.
 
 Each rank builds the same model (CPU init from one seed, moved to ``mlu:<rank>``), wraps it in

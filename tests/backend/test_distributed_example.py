@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``examples/train_digits_ddp.py`` under ``torchrun --nproc-per-node 2`` on ``mlu`` over ``cncl`` (short run)."""
 
 from __future__ import annotations

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Faults on ``cncl``: a peer that dies mid-collective, a peer that stops answering; bounded time, no hang.
 
 Ranks run as plain subprocesses (``python -c``), so a rank that exits or hangs cannot take the test process with it;

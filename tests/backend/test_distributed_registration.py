@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Registration of ``cncl`` with c10d and single-rank behaviour (mixed cpu/mlu groups, Work API, options).
 
 The registry checks run in the test process; anything that initializes a process group runs in a fresh interpreter

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The patch proof gate (catch_tools.proof, scripts/prove_patches.py) on small fake torch trees.
 
 The fake upstream tree is a git work tree whose ``torch/`` is a tiny package; patches are written with plain

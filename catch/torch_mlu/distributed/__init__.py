@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Distributed training on ``mlu``: the ``cncl`` process-group backend for c10d (``torch.distributed``).
 
 Importing this module registers ``cncl`` with ``torch.distributed.Backend.register_backend("cncl", ...,

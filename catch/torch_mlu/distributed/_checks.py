@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Argument checks of the ``cncl`` backend: device placement (local) and agreement across ranks.
 
 Gloo does not always notice when ranks call a collective with different shapes: a ring all-reduce over buffers of

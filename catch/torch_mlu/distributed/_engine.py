@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """The staging engine of the ``cncl`` backend: mlu tensors -> pinned host buffers -> Gloo -> mlu tensors.
 
 Life of a collective (all of it asynchronous with respect to the caller's current mlu queue):

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """Pinned host staging buffers for the ``cncl`` backend.
 
 ``cncl`` moves ``mlu`` tensors through host memory because its transport (c10d's Gloo over TCP) reads and writes host

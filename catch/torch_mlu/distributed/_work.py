@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``Work`` objects returned by the ``cncl`` backend (c10d's ``torch.distributed.Work`` contract).
 
 A :class:`CNCLWork` completes when the collective's results are back in the ``mlu`` output tensors. Its

@@ -1,3 +1,6 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
 """``ProcessGroupCNCL``: the ``cncl`` c10d process group for ``mlu`` tensors.
 
 A Python subclass of c10d's ``torch.distributed.ProcessGroup`` (its pybind trampoline, ``PyProcessGroup``, routes the
