@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from typing import Any, TypeVar
+
 import torch
 from torch import nn
 from torch.ao.quantization import QConfig
@@ -30,6 +32,26 @@ def _conv_args(mod: nn.Conv2d) -> dict:
     return dict(in_channels=mod.in_channels, out_channels=mod.out_channels, kernel_size=mod.kernel_size,
                 stride=mod.stride, padding=mod.padding, dilation=mod.dilation, groups=mod.groups,
                 bias=mod.bias is not None, padding_mode=mod.padding_mode)
+
+
+_M = TypeVar("_M", bound=nn.Module)
+
+
+def _wrap(cls: type[_M], mod: nn.Module) -> _M:
+    """A ``cls`` (an observed/QAT subclass of ``type(mod)``) sharing ``mod``'s parameters, set up from ``mod.qconfig``.
+
+    Raises:
+        ValueError: ``mod`` has no ``qconfig``.
+    """
+    qconfig = _qconfig_of(mod, cls)
+    new: Any
+    if isinstance(mod, nn.Conv2d):
+        new = cls(**_conv_args(mod), device="meta")
+    else:
+        new = cls(mod.in_features, mod.out_features, bias=mod.bias is not None, device="meta")
+    new.weight, new.bias = mod.weight, mod.bias
+    new._setup(qconfig)
+    return new
 
 
 class _InputQuantized:
@@ -80,11 +102,7 @@ class ObservedLinear(_Observed, nn.Linear):
     @classmethod
     def from_float(cls, mod: nn.Linear, use_precomputed_fake_quant: bool = False) -> ObservedLinear:
         """Shares ``mod``'s parameters; ``mod.qconfig`` gives the observers (raises ``ValueError`` if unset)."""
-        qconfig = _qconfig_of(mod, cls)
-        new = cls(mod.in_features, mod.out_features, bias=mod.bias is not None, device="meta")
-        new.weight, new.bias = mod.weight, mod.bias
-        new._setup(qconfig)
-        return new
+        return _wrap(cls, mod)
 
 
 class ObservedConv2d(_Observed, nn.Conv2d):
@@ -96,11 +114,7 @@ class ObservedConv2d(_Observed, nn.Conv2d):
     @classmethod
     def from_float(cls, mod: nn.Conv2d, use_precomputed_fake_quant: bool = False) -> ObservedConv2d:
         """Shares ``mod``'s parameters; ``mod.qconfig`` gives the observers (raises ``ValueError`` if unset)."""
-        qconfig = _qconfig_of(mod, cls)
-        new = cls(**_conv_args(mod), device="meta")
-        new.weight, new.bias = mod.weight, mod.bias
-        new._setup(qconfig)
-        return new
+        return _wrap(cls, mod)
 
 
 class _QAT(_InputQuantized):
@@ -132,11 +146,7 @@ class QATLinear(_QAT, nn.Linear):
     @classmethod
     def from_float(cls, mod: nn.Linear, use_precomputed_fake_quant: bool = False) -> QATLinear:
         """Shares ``mod``'s parameters (create the optimizer after ``prepare_qat``, as with torch's nnqat)."""
-        qconfig = _qconfig_of(mod, cls)
-        new = cls(mod.in_features, mod.out_features, bias=mod.bias is not None, device="meta")
-        new.weight, new.bias = mod.weight, mod.bias
-        new._setup(qconfig)
-        return new
+        return _wrap(cls, mod)
 
 
 class QATConv2d(_QAT, nn.Conv2d):
@@ -148,8 +158,4 @@ class QATConv2d(_QAT, nn.Conv2d):
     @classmethod
     def from_float(cls, mod: nn.Conv2d, use_precomputed_fake_quant: bool = False) -> QATConv2d:
         """Shares ``mod``'s parameters (create the optimizer after ``prepare_qat``, as with torch's nnqat)."""
-        qconfig = _qconfig_of(mod, cls)
-        new = cls(**_conv_args(mod), device="meta")
-        new.weight, new.bias = mod.weight, mod.bias
-        new._setup(qconfig)
-        return new
+        return _wrap(cls, mod)
