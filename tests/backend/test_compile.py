@@ -3,7 +3,9 @@
 
 """Graph mode (issue 10): ``torch.compile(model, backend="mlu")`` equals eager mlu for inference and a training step
 on the digits CNN and a transformer block, in every ``FUSE_GROUP_DEBUG_MODE``; the fusion report lists the groups
-and the nodes left out; the backend is reachable through Dynamo's registry and device interface."""
+and the nodes left out; the backend is reachable through Dynamo's registry and device interface; compiled groups
+write their outputs to device memory (adopted, not copied); scaled dot-product attention on mlu runs CPU's fused
+flash kernel, eagerly (bitwise equal to CPU) and inside fusion groups."""
 
 from __future__ import annotations
 
@@ -258,12 +260,15 @@ def test_report_lists_groups_and_left_out_nodes(tmp_path, monkeypatch):
 
 def test_outputs_keep_aliasing_with_inputs_and_each_other():
     from torch_mlu.compile.group import adopt_outputs
+    from torch_mlu.compile.report import GroupReport
 
     x = torch.arange(12.0, device="mlu").view(3, 4)
     hx = mlu_compile.host_view(x)
-    base = torch.arange(100.0, 120.0)
+    base = torch.arange(100.0, 120.0)  # plain CPU memory: cannot be adopted, so copied (once)
+    report = GroupReport(name="g", num_nodes=0, ops={})
     outs = adopt_outputs((hx[1:, ::2], base[4:10].view(2, 3), base[10:], 7), {hx.untyped_storage().data_ptr(): x},
-                         torch.device("mlu", 0))
+                         torch.device("mlu", 0), report)
+    assert report.copied_outputs == 1
     view_of_x, a, b, scalar = outs
     assert scalar == 7 and all(t.device.type == "mlu" for t in (view_of_x, a, b))
     assert view_of_x.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
@@ -295,3 +300,139 @@ def test_second_device_keeps_outputs_and_grads_there():
     for p, q in zip(model.parameters(), compiled_model.parameters(), strict=True):
         assert q.grad.device == torch.device("mlu", 1)
         _close(q.grad, p.grad, "mlu:1 grad", rtol=1e-3)
+
+
+def test_host_kernel_outputs_are_adopted_without_a_copy():
+    from torch_mlu import _C
+    from torch_mlu.compile.group import adopt_outputs
+    from torch_mlu.compile.report import GroupReport
+
+    with _C._HostKernelScope(1):  # CPU allocations here are blocks of mlu:1 memory
+        buf = torch.arange(24.0)
+        other = torch.arange(4, dtype=torch.int64)
+    host_ptr = buf.data_ptr()
+    report = GroupReport(name="g", num_nodes=0, ops={})
+    view_a, view_b, ints = adopt_outputs((buf[2:8].view(2, 3), buf.view(4, 6).t(), other), {},
+                                         torch.device("mlu", 1), report)
+    assert report.copied_outputs == 0
+    assert {t.device for t in (view_a, view_b, ints)} == {torch.device("mlu", 1)}
+    # Same memory as the host buffer the code wrote: a host view of the adopted tensor starts at its address.
+    assert mlu_compile.host_view(view_a).data_ptr() == host_ptr + 2 * 4
+    assert view_a.untyped_storage().data_ptr() == view_b.untyped_storage().data_ptr()  # still aliased
+    assert view_b.stride() == (1, 6)
+    want = torch.arange(24.0)
+    assert torch.equal(view_a.cpu(), want[2:8].view(2, 3)) and torch.equal(view_b.cpu(), want.view(4, 6).t())
+    assert torch.equal(ints.cpu(), torch.arange(4)) and buf.untyped_storage().nbytes() == 0  # ownership moved
+    # Memory allocated outside host-kernel mode, or for another device, is not adopted.
+    with _C._HostKernelScope(0):
+        on_dev0 = torch.ones(3)
+    assert _C._wrap_host_outputs([torch.ones(3), on_dev0], 1) == [None, None]
+
+
+def test_compiled_training_writes_outputs_to_device_memory():
+    torch.manual_seed(0)
+    model = bench.TransformerBlock(dim=32, heads=2, hidden=64).to("mlu")
+    compiled_model = torch.compile(copy.deepcopy(model), backend="mlu")
+    x = torch.randn(2, 8, 32, device="mlu")
+    for _ in range(2):
+        compiled_model(x).square().mean().backward()
+    groups = mlu_compile.last_report().groups
+    assert groups and all(g.copied_outputs == 0 for g in groups)
+    assert all(p.grad.device.type == "mlu" for p in compiled_model.parameters())
+
+
+def _attention_inputs(requires_grad: bool) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    torch.manual_seed(0)
+    cpu = [torch.randn(2, 3, 40, 16) for _ in range(3)]
+    mlu = [t.to("mlu") for t in cpu]
+    return [t.requires_grad_(requires_grad) for t in cpu], [t.requires_grad_(requires_grad) for t in mlu]
+
+
+@pytest.mark.parametrize("variant", ["plain", "causal", "float mask", "bool mask"])
+def test_eager_sdpa_runs_cpu_fused_kernel_bitwise(variant):
+    cpu, mlu = _attention_inputs(requires_grad=True)
+    mask = None
+    if variant == "float mask":
+        mask = torch.randn(40, 40)
+    elif variant == "bool mask":
+        mask = torch.rand(40, 40) > 0.3
+    kwargs = {"is_causal": variant == "causal"}
+    want = F.scaled_dot_product_attention(*cpu, attn_mask=mask, **kwargs)
+    got = F.scaled_dot_product_attention(*mlu, attn_mask=None if mask is None else mask.to("mlu"), **kwargs)
+    assert type(got.grad_fn).__name__ == type(want.grad_fn).__name__ == "ScaledDotProductFlashAttentionForCpuBackward0"
+    assert got.device.type == "mlu" and torch.equal(got.detach().cpu(), want.detach())
+    grad = torch.randn_like(want)
+    want.backward(grad)
+    got.backward(grad.to("mlu"))
+    for i, (c, m) in enumerate(zip(cpu, mlu, strict=True)):
+        assert torch.equal(m.grad.cpu(), c.grad), f"grad {i}"
+
+
+def test_eager_sdpa_with_dropout_takes_math_path_on_the_mlu_generator():
+    _, mlu = _attention_inputs(requires_grad=True)
+    torch.mlu.manual_seed(3)
+    first = F.scaled_dot_product_attention(*mlu, dropout_p=0.5)
+    torch.mlu.manual_seed(3)
+    again = F.scaled_dot_product_attention(*mlu, dropout_p=0.5)
+    assert "FlashAttention" not in type(first.grad_fn).__name__  # the fused CPU kernel does no dropout
+    assert torch.equal(first.detach().cpu(), again.detach().cpu())
+    no_drop = F.scaled_dot_product_attention(*mlu)
+    assert not torch.equal(first.detach().cpu(), no_drop.detach().cpu())
+
+
+class _SdpaBlock(nn.Module):
+    def __init__(self, dim: int = 32, heads: int = 2) -> None:
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape
+        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in self.qkv(x).split(d, dim=-1))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return x + self.proj(y.transpose(1, 2).reshape(b, t, d))
+
+
+def test_compiled_sdpa_fuses_the_flash_kernel_into_groups():
+    torch.manual_seed(0)
+    model = _SdpaBlock().to("mlu")
+    compiled_model = torch.compile(copy.deepcopy(model), backend="mlu")
+    x = torch.randn(2, 24, 32, device="mlu")
+    want = model(x)
+    want.square().mean().backward()
+    got = compiled_model(x)
+    got.square().mean().backward()
+    _close(got, want, "sdpa block output")
+    for (name, p), q in zip(model.named_parameters(), compiled_model.parameters(), strict=True):
+        _close(q.grad, p.grad, f"sdpa block grad of {name}", rtol=1e-3)
+    forward, backward = mlu_compile.last_report().graphs
+    assert any("aten._scaled_dot_product_flash_attention_for_cpu.default" in g.ops for g in forward.groups)
+    assert any("aten._scaled_dot_product_flash_attention_for_cpu_backward.default" in g.ops for g in backward.groups)
+    assert not any("flash_attention" in left.op for left in forward.left_out + backward.left_out)
+
+
+def test_attention_with_dropout_stays_out_of_fusion_groups():
+    from torch_mlu.compile.support import draws_random
+
+    graph = torch.fx.Graph()
+    q, k, v = (graph.placeholder(n) for n in "qkv")
+    flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
+    no_dropout = graph.call_function(flash, (q, k, v))
+    zero = graph.call_function(flash, (q, k, v, 0.0))
+    dropout = graph.call_function(flash, (q, k, v), {"dropout_p": 0.1})
+    rand = graph.call_function(torch.ops.aten.rand_like.default, (q,))
+    relu = graph.call_function(torch.ops.aten.relu.default, (q,))
+    got = {n.name: draws_random(n, n.target) for n in (no_dropout, zero, dropout, rand, relu)}
+    assert got == {no_dropout.name: False, zero.name: False, dropout.name: True, rand.name: True, relu.name: False}
+
+
+def test_inplace_change_of_a_saved_input_is_detected_as_in_eager():
+    model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 4)).to("mlu")
+    x = torch.randn(3, 8, device="mlu")
+    for net in (model, torch.compile(copy.deepcopy(model), backend="mlu")):
+        out = net(x)
+        with torch.no_grad():
+            list(net.parameters())[2].mul_(2)  # the second weight, needed for the gradient of the first layer
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.sum().backward()

@@ -5,8 +5,13 @@
 #include <torch/csrc/Generator.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include <c10/core/DeviceGuard.h>
+
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "../core/mlu_core.h"
 #include "mlu_aten.h"
@@ -24,6 +29,76 @@ c10::DeviceIndex resolve(int64_t d) {
   auto idx = static_cast<c10::DeviceIndex>(d < 0 ? current_device() : d);
   check_device_index(idx);
   return idx;
+}
+
+// Host-kernel mode for Python callers (torch_mlu.compile runs Inductor's CPU code on device memory): while entered
+// on a thread, the CPU allocator hands out device memory of `device` there (HostKernelScope), which
+// _wrap_host_outputs then turns into mlu storage without a copy.
+class PyHostKernelScope {
+ public:
+  explicit PyHostKernelScope(c10::DeviceIndex device) : device_(device) {}
+  void enter() {
+    TORCH_CHECK(!scope_.has_value(), "host kernel scope entered twice");
+    guard_.emplace(c10::Device(kMLU, device_));
+    scope_.emplace();
+  }
+  void exit() {
+    scope_.reset();
+    guard_.reset();
+  }
+
+ private:
+  c10::DeviceIndex device_;
+  std::optional<c10::DeviceGuard> guard_;
+  std::optional<HostKernelScope> scope_;
+};
+
+// Host storage `hs`, if its block was allocated in host-kernel mode on `device`, as mlu storage owning that memory
+// (`hs` is left empty); std::nullopt for any other storage.
+std::optional<c10::Storage> adopt_storage(c10::StorageImpl* hs, c10::DeviceIndex device) {
+  size_t nbytes = hs->nbytes();
+  c10::DataPtr& hp = hs->_mutable_data_ptr_no_checks();
+  if (!adopt_host_block(hp, device)) return std::nullopt;
+  c10::Storage ds(c10::Storage::use_byte_size_t(), nbytes, std::move(hp), device_allocator(), true);
+  hs->set_data_ptr_noswap(c10::DataPtr(nullptr, c10::Device(c10::kCPU)));
+  hs->set_nbytes(0);
+  return ds;
+}
+
+// An mlu tensor over `storage` with the dtype, sizes, strides and storage offset of `like`.
+at::Tensor mlu_tensor_like(c10::Storage storage, const at::Tensor& like) {
+  auto impl = c10::make_intrusive<c10::TensorImpl>(std::move(storage),
+                                                   c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), like.dtype());
+  impl->set_sizes_and_strides(like.sizes(), like.strides(), like.storage_offset());
+  return at::Tensor(std::move(impl));
+}
+
+// The CPU outputs `outs` of compiled code as mlu tensors of the same geometry over their own storage, adopted
+// (allocated in host-kernel mode on `device`; outputs sharing a storage share the adopted one); std::nullopt for
+// an output whose storage is not such a block.
+std::vector<std::optional<at::Tensor>> wrap_host_outputs(const std::vector<at::Tensor>& outs,
+                                                         c10::DeviceIndex device) {
+  std::vector<std::pair<c10::StorageImpl*, c10::Storage>> adopted;
+  std::vector<std::optional<at::Tensor>> result;
+  result.reserve(outs.size());
+  for (const at::Tensor& out : outs) {
+    TORCH_CHECK(out.device().is_cpu(), "_wrap_host_outputs: expected CPU tensors, got one on ", out.device());
+    c10::StorageImpl* hs = out.storage().unsafeGetStorageImpl();
+    std::optional<c10::Storage> ds;
+    for (const auto& a : adopted) {
+      if (a.first == hs) ds = a.second;
+    }
+    if (!ds.has_value()) {
+      ds = adopt_storage(hs, device);
+      if (ds.has_value()) adopted.emplace_back(hs, *ds);
+    }
+    if (ds.has_value()) {
+      result.emplace_back(mlu_tensor_like(std::move(*ds), out));
+    } else {
+      result.emplace_back(std::nullopt);
+    }
+  }
+  return result;
 }
 
 }  // namespace
@@ -78,6 +153,14 @@ PYBIND11_MODULE(_C, m) {
 
   // caching allocator
   m.def("empty_cache", [] { empty_cache(); });
+
+  // host-kernel mode (torch_mlu.compile: compiled CPU code writing device memory)
+  py::class_<PyHostKernelScope>(m, "_HostKernelScope")
+      .def(py::init([](int64_t d) { return new PyHostKernelScope(resolve(d)); }))
+      .def("__enter__", [](PyHostKernelScope& s) { s.enter(); })
+      .def("__exit__", [](PyHostKernelScope& s, const py::args&) { s.exit(); });
+  m.def("_wrap_host_outputs",
+        [](const std::vector<at::Tensor>& outs, int64_t d) { return wrap_host_outputs(outs, resolve(d)); });
 
   // RNG
   m.def("default_generators", [] {

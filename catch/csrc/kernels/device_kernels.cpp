@@ -20,6 +20,8 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/CPUFallback.h>
+#include <ATen/native/transformers/attention.h>
+#include <ATen/ops/_fused_sdp_choice_native.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
@@ -572,6 +574,8 @@ const char* const kDeviceOps[] = {
     "linalg_ldl_factor_ex", "linalg_ldl_solve", "cholesky", "cholesky_inverse", "_cholesky_solve_helper",
     "triangular_solve", "linalg_solve_triangular", "geqrf", "ormqr", "linalg_householder_product", "linalg_lstsq",
     "linalg_eig", "_linalg_eigvals", "linalg_matrix_exp", "_fft_r2c", "_fft_c2c", "_fft_c2r",
+    // fused attention: CPU's flash kernels (chosen by mlu_fused_sdp_choice below)
+    "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention_for_cpu_backward",
 };
 
 bool fallback_strict_env() {
@@ -644,6 +648,16 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&fallback_kernel>()); }
 
+// scaled_dot_product_attention asks _fused_sdp_choice_stub which kernel to use for the query's device type
+// (aten/src/ATen/native/transformers/attention.cpp); without a PrivateUse1 entry mlu takes the unfused math path.
+// mlu answers with CPU's rules (_fused_sdp_choice_cpp: flash unless dropout, dtype or shapes rule it out), so a
+// flash choice runs _scaled_dot_product_flash_attention_for_cpu -- a device kernel above -- exactly as CPU does.
+int64_t mlu_fused_sdp_choice(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
+                             const std::optional<at::Tensor>& attn_mask, double dropout_p, bool is_causal,
+                             std::optional<double> scale, bool enable_gqa) {
+  return at::native::_fused_sdp_choice_cpp(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa);
+}
+
 // The generic list is registered once the whole aten library is loaded (from
 // torch_mlu._C's init), so every overload name is known.
 void register_device_kernels() {
@@ -655,3 +669,7 @@ void register_device_kernels() {
 }
 
 }  // namespace torch_mlu
+
+namespace at::native {
+REGISTER_PRIVATEUSE1_DISPATCH(_fused_sdp_choice_stub, &torch_mlu::mlu_fused_sdp_choice)
+}  // namespace at::native

@@ -4,8 +4,11 @@
 
 Compiled mode hands the group to PyTorch Inductor for the CPU (``torch._inductor.compile_fx.compile_fx``: C++
 kernels with fused loops, extern BLAS/oneDNN calls for matmul and convolution) and runs the result on host views of
-the mlu inputs (:mod:`torch_mlu.compile.host_view`), so kernels read device memory in place; outputs are copied
-into mlu memory. One compiled function is kept per input signature (shapes, strides, dtypes).
+the mlu inputs (:mod:`torch_mlu.compile.host_view`), so kernels read device memory in place. The compiled code runs
+in the runtime's host-kernel mode (``torch_mlu._C._HostKernelScope``: the CPU allocator hands out blocks of the mlu
+caching allocator on the group's device), so its buffers -- outputs included -- are device memory, and outputs become
+mlu tensors by adopting their blocks (``torch_mlu._C._adopt_host_storage``), without a copy. One compiled function is
+kept per input signature (shapes, strides, dtypes).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import torch
 from torch.fx import GraphModule, Interpreter, Node
 from torch.utils._pytree import tree_map
 
-from torch_mlu import mlu
+from torch_mlu import _C, mlu
 from torch_mlu.compile.debug_mode import debug_mode, tolerances
 from torch_mlu.compile.host_malloc import keep_host_buffers
 from torch_mlu.compile.host_view import HostViewCache
@@ -159,13 +162,14 @@ class FusionGroup(torch.nn.Module):
             keep_host_buffers()
             fn = self._compile(host_args)
             self._compiled[key] = fn
-        outs = fn(*host_args)
+        with _C._HostKernelScope(_index(device)):
+            outs = fn(*host_args)
         inputs_by_storage = {
             h.untyped_storage().data_ptr(): a
             for h, a in zip(host_args, args, strict=True)
             if isinstance(a, torch.Tensor)
         }
-        return adopt_outputs(outs, inputs_by_storage, device)
+        return adopt_outputs(outs, inputs_by_storage, device, self.report)
 
     def _compile(self, host_args: list[Any]) -> Callable[..., Any]:
         # The first call happens inside AOTAutograd's runtime wrapper, whose dispatch modes and tracing state are
@@ -176,35 +180,50 @@ class FusionGroup(torch.nn.Module):
             return pool.submit(_inductor_compile, self.cpu_gm, host_args, threads).result()
 
 
-def adopt_outputs(
-    outs: Sequence[Any], inputs_by_storage: dict[int, torch.Tensor], device: torch.device
-) -> tuple[Any, ...]:
-    """Moves the CPU outputs of a compiled group to mlu, keeping every output's storage layout and aliasing.
+def _index(device: torch.device) -> int:
+    return -1 if device.index is None else device.index
 
-    An output that is a view of an input (same host storage) becomes the same view of the mlu input; other
-    storages are copied once each, and every output is rebuilt with its sizes, strides and storage offset, so
-    outputs that alias each other still do (AOTAutograd regenerates aliased outputs from that metadata).
+
+def adopt_outputs(
+    outs: Sequence[Any],
+    inputs_by_storage: dict[int, torch.Tensor],
+    device: torch.device,
+    report: GroupReport | None = None,
+) -> tuple[Any, ...]:
+    """Turns the CPU outputs of a compiled group into mlu tensors, keeping every output's storage layout and aliasing.
+
+    An output that is a view of an input (same host storage and dtype) becomes the same view of the mlu input (an
+    autograd view, sharing its version counter). An output whose storage was allocated in host-kernel mode on
+    ``device`` gets that memory adopted as mlu memory (``torch_mlu._C._wrap_host_outputs``: no copy; the CPU output
+    is left with an empty storage); any other storage is copied once, counted in ``report.copied_outputs``. Every
+    output keeps its dtype, sizes, strides and storage offset, so outputs that alias each other still do
+    (AOTAutograd regenerates aliased outputs from that metadata).
     """
-    copied: dict[int, torch.Tensor] = {}
-    result: list[Any] = []
-    for out in outs:
+    result = list(outs)
+    pending: list[tuple[int, torch.Tensor, int]] = []  # (position, output, host storage address)
+    for pos, out in enumerate(outs):
         if not isinstance(out, torch.Tensor):
-            result.append(out)
             continue
-        storage = out.untyped_storage()
-        ptr = storage.data_ptr()
+        ptr = out.untyped_storage().data_ptr()  # read before wrapping: adopting a storage empties it
         base = inputs_by_storage.get(ptr)
-        if base is None or base.dtype != out.dtype:
+        if base is not None and base.dtype == out.dtype:
+            result[pos] = base.as_strided(out.size(), out.stride(), out.storage_offset())
+        else:
+            pending.append((pos, out, ptr))
+    wrapped = _C._wrap_host_outputs([out for _, out, _ in pending], _index(device))
+    copied: dict[int, torch.Tensor] = {}  # host storage address -> flat uint8 mlu copy of its bytes
+    for (pos, out, ptr), got in zip(pending, wrapped, strict=True):
+        if got is None:
             if ptr == 0:
-                result.append(torch.empty_strided(out.size(), out.stride(), dtype=out.dtype, device=device))
-                continue
-            base = copied.get(ptr)
-            if base is None:
-                flat = torch.empty(0, dtype=torch.uint8).set_(storage)
-                base = copied[ptr] = flat.to(device).view(out.dtype)
-            elif base.dtype != out.dtype:
-                base = base.view(torch.uint8).view(out.dtype)
-        result.append(base.as_strided(out.size(), out.stride(), out.storage_offset()))
+                got = torch.empty_strided(out.size(), out.stride(), dtype=out.dtype, device=device)
+            else:
+                flat = copied.get(ptr)
+                if flat is None:
+                    flat = copied[ptr] = torch.empty(0, dtype=torch.uint8).set_(out.untyped_storage()).to(device)
+                    if report is not None:
+                        report.copied_outputs += 1
+                got = flat.view(out.dtype).as_strided(out.size(), out.stride(), out.storage_offset())
+        result[pos] = got
     return tuple(result)
 
 

@@ -20,12 +20,17 @@ REPORT_ENV = "CATCH_FUSE_REPORT"
 
 @dataclass
 class GroupReport:
-    """One fusion group: its submodule name, node count and ATen op counts (``{"aten.mm.default": 2}``)."""
+    """One fusion group: its submodule name, node count and ATen op counts (``{"aten.mm.default": 2}``).
+
+    ``copied_outputs`` counts output storages that compiled runs had to copy into mlu memory (normally 0: outputs
+    are written to device memory directly and adopted).
+    """
 
     name: str
     num_nodes: int
     ops: dict[str, int]
     mismatches: list[str] = field(default_factory=list)
+    copied_outputs: int = 0
 
 
 @dataclass

@@ -6,7 +6,8 @@ A node is fusible when it is a functional ATen operator whose tensor inputs and 
 static shapes and a real (non-complex) dtype. Left out, with the reason recorded for the report:
 
 - operators that mutate an argument (in-place / ``out=``): the mlu tensor itself must change, so they run eagerly;
-- random operators (``torch.Tag.nondeterministic_seeded``): eagerly, so they draw from the mlu generator in order;
+- random operators (``torch.Tag.nondeterministic_seeded``): eagerly, so they draw from the mlu generator in order
+  (except attention kernels called with ``dropout_p=0``, tagged only for their dropout: they draw nothing);
 - device moves and anything touching a non-mlu tensor (``.cpu()``, ``.to("mlu")``): copies between devices;
 - Python scalars out of tensors (``aten._local_scalar_dense``, ``item()``) and symbolic (dynamic) shapes.
 """
@@ -37,6 +38,25 @@ def _is_static(t: torch.Tensor) -> bool:
     return all(isinstance(s, int) for s in (*t.shape, *t.stride(), t.storage_offset()))
 
 
+def draws_random(node: Node, target: torch._ops.OpOverload) -> bool:
+    """Whether ``node`` draws random numbers: its op is tagged ``nondeterministic_seeded``, unless the op has a
+    ``dropout_p`` argument (the fused attention kernels) and it is 0 in this call."""
+    if torch.Tag.nondeterministic_seeded not in target.tags:
+        return False
+    arguments = target._schema.arguments
+    names = [a.name for a in arguments]
+    if "dropout_p" not in names:
+        return True
+    index = names.index("dropout_p")
+    if "dropout_p" in node.kwargs:
+        p = node.kwargs["dropout_p"]
+    elif index < len(node.args):
+        p = node.args[index]
+    else:
+        p = arguments[index].default_value
+    return not (isinstance(p, (int, float)) and p == 0)
+
+
 def unsupported_reason(node: Node) -> str | None:
     """Why ``node`` cannot join a fusion group, or ``None`` when it can (rules in the module docstring)."""
     if node.op != "call_function":
@@ -48,7 +68,7 @@ def unsupported_reason(node: Node) -> str | None:
         return f"not an ATen operator ({getattr(target, '__name__', target)})"
     if target._schema.is_mutable:
         return "mutates an argument (in-place or out=): runs eagerly on the mlu tensor"
-    if torch.Tag.nondeterministic_seeded in target.tags:
+    if draws_random(node, target):
         return "random operator: runs eagerly to draw from the mlu generator"
     if "val" not in node.meta:
         return "no fake-tensor metadata"
