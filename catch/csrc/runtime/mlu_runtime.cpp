@@ -357,16 +357,15 @@ Queue* defaultQueue(int device) {
 
 int queueDevice(const Queue* q) { return q->device; }
 
-bool queueIdle(Queue* q) {
-  if (q->pending.load(std::memory_order_acquire) != 0) return false;
-  // Pending 0 may be read while the worker still holds the lock for its last item (see Queue::Item): take the lock
-  // so a caller woken by that item's notifier never sees the queue busy.
-  std::lock_guard<std::mutex> lk(q->mu);
-  return q->pending.load(std::memory_order_acquire) == 0;
-}
+bool queueIdle(const Queue* q) { return q->pending.load(std::memory_order_acquire) == 0; }
 
 Status queueQuery(Queue* q) {
   if (q == nullptr) return Status::InvalidValue;
+  if (!queueIdle(q)) {
+    // The worker may still hold the lock for its last item, whose notifier already woke the caller (see
+    // Queue::Item): wait for that step to end, so a caller woken by the notifier never sees the queue busy.
+    std::lock_guard<std::mutex> lk(q->mu);
+  }
   return queueIdle(q) ? Status::Success : Status::NotReady;
 }
 

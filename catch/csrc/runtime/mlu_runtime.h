@@ -86,7 +86,7 @@ Status queueSync(Queue* q);
 Status launchHostFunc(Queue* q, std::function<void()> fn);
 // Waits until all earlier work on q finished, then runs fn on this thread.
 void runInline(Queue* q, const std::function<void()>& fn);
-bool queueIdle(Queue* q);
+bool queueIdle(const Queue* q);
 
 Status memcpy(void* dst, const void* src, std::size_t bytes, MemcpyKind kind);
 Status memcpyAsync(void* dst, const void* src, std::size_t bytes, MemcpyKind kind, Queue* q);
