@@ -42,6 +42,17 @@ def emit(value):
     print(json.dumps(value))
 """
 
+#: Appended to every probe: leave without finalizing the interpreter. After a backward on mlu (checkpoint's tests), an
+#: autograd device thread may still be freeing the finished graph task, whose thread-local state holds Python objects;
+#: if finalization has begun, CPython ends that thread inside take_gil and the process aborts ("terminate called
+#: without an active exception", exit 134; upstream's engine, seen in ~1 of 10 runs). What the probes check is
+#: emitted before that; catch/README.md "Known issues" tracks the race itself.
+_EPILOGUE = r"""
+sys.stdout.flush()
+sys.stderr.flush()
+os._exit(0)
+"""
+
 RunProbe = Callable[[str], Any]
 
 
@@ -69,7 +80,7 @@ def run_probe(torch_tree: Path, tmp_path: Path) -> RunProbe:
 
     def run(code: str) -> Any:
         script = tmp_path / "probe.py"
-        script.write_text(_PRELUDE + code, encoding="utf-8")
+        script.write_text(_PRELUDE + code + _EPILOGUE, encoding="utf-8")
         proc = subprocess.run([sys.executable, str(script)], env=tree_env(torch_tree), capture_output=True,
                               text=True, check=False, timeout=600, cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr[-3000:]
