@@ -26,7 +26,6 @@ import argparse
 import importlib.metadata
 import re
 import subprocess
-import tempfile
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ from packaging.version import Version
 
 from catch_tools.errors import UserError, run_cli
 from catch_tools.paths import repo_root
-from catch_tools.pin import Pin, load_pin, manifest_path
+from catch_tools.pin import Pin, manifest_path, parse_pin
 
 MANIFEST_REL = "patches/manifest.toml"
 _CPYTHON_TAG = re.compile(r"^cp(\d)(\d+)$")
@@ -114,38 +113,27 @@ def row_for(manifest_text: str, where: str, source: str, *, need_tag: bool) -> M
     """The matrix row of one manifest revision; ``None`` for an old revision whose tag cannot be known.
 
     Raises:
-        UserError: an invalid manifest (see :func:`catch_tools.pin.load_pin`), or no tag when ``need_tag``.
+        UserError: an invalid manifest (see :func:`catch_tools.pin.parse_pin`), or no tag when ``need_tag``.
     """
-    tmp_pin = _pin_from_text(manifest_text, where)
+    pin = parse_pin(manifest_text, where)
     try:
-        tag = wheel_tag_for(manifest_text, tmp_pin, where)
+        tag = wheel_tag_for(manifest_text, pin, where)
     except UserError:
         if need_tag:
             raise
         return None
-    public = tmp_pin.public_version
+    public = pin.public_version
     return MatrixRow(
-        release_tag=f"v{public}-catch{tmp_pin.series_version}",
-        combined_version=tmp_pin.combined_version,
-        torch_mlu_version=f"{public}+catch{tmp_pin.series_version}",
-        upstream_tag=tmp_pin.tag,
-        upstream_commit=tmp_pin.commit,
-        upstream_wheel_version=tmp_pin.wheel_version,
+        release_tag=f"v{public}-catch{pin.series_version}",
+        combined_version=pin.combined_version,
+        torch_mlu_version=f"{public}+catch{pin.series_version}",
+        upstream_tag=pin.tag,
+        upstream_commit=pin.commit,
+        upstream_wheel_version=pin.wheel_version,
         python=python_of_tag(tag),
         wheel_tag=tag,
         source=source,
     )
-
-
-def _pin_from_text(text: str, where: str) -> Pin:
-    """:func:`load_pin` on manifest text (it reads a file): parsed from a temporary copy, nothing else written."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "manifest.toml"
-        path.write_text(text, encoding="utf-8")
-        try:
-            return load_pin(path)
-        except UserError as err:
-            raise UserError(err.message, path=where, line=err.line) from None
 
 
 def manifest_history(root: Path) -> list[tuple[str, str]]:

@@ -71,9 +71,20 @@ def load_pin(path: Path | None = None) -> Pin:
     """
     path = path or manifest_path()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UserError("pin manifest not found", path=path) from None
+    return parse_pin(text, path)
+
+
+def parse_pin(text: str, path: str | Path) -> Pin:
+    """Validate manifest ``text`` (read from ``path``, named in errors) as :func:`load_pin` does; no file is read.
+
+    Raises:
+        UserError: TOML syntax error (with line), missing key, or a malformed commit/version.
+    """
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise toml_error(err, path) from None
     try:
@@ -100,7 +111,7 @@ def update_pin(path: Path, **changes: str | int) -> None:
     """Rewrite keys of the manifest in place, keeping comments and layout.
 
     ``changes`` keys: ``tag``, ``commit``, ``wheel_version`` (section ``[upstream]``) and ``series_version``
-    (``[series] version``). The result is re-read with :func:`load_pin` before it replaces the file.
+    (``[series] version``). The result is validated with :func:`parse_pin` before it replaces the file.
 
     Raises:
         UserError: an unknown key, or a key absent from the file.
@@ -119,10 +130,10 @@ def update_pin(path: Path, **changes: str | int) -> None:
         text, n = pattern.subn(_replace, text, count=1)
         if n != 1:
             raise UserError(f"key {keymap[key]!r} not found", path=path)
+    parse_pin(text, path)  # a rejected update leaves the file as it was
     tmp = path.with_suffix(".toml.tmp")
     tmp.write_text(text, encoding="utf-8")
     try:
-        load_pin(tmp)
         tmp.replace(path)
     finally:
         tmp.unlink(missing_ok=True)
