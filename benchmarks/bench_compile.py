@@ -13,6 +13,9 @@ excluded; each number is the median over ``--reps`` repetitions, in milliseconds
 time (the latter is steadier on a shared machine); ratios are compiled / eager (target from issue 10: <= 0.8 on
 the transformer block). ``--threads`` sets ``torch.set_num_threads`` for both (default 1: eager mlu kernels and
 generated kernels then both run on one core; the autograd engine's mlu thread inherits the setting).
+
+Compiled groups use Catch's attention and GEMM kernels (``torch_mlu.compile.kernels``); run with
+``CATCH_FUSE_KERNELS=aten`` to time the compiled models with ATen's kernels only, i.e. the gain of fusion alone.
 """
 
 from __future__ import annotations

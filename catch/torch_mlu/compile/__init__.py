@@ -9,6 +9,7 @@ as an eager mlu kernel. Importing this package registers Dynamo's device interfa
 
 - ``FUSE_GROUP_DEBUG_MODE=cpu|eager|layerwise`` switches how fusion groups run (:mod:`.debug_mode`).
 - :func:`last_report` / ``CATCH_FUSE_REPORT=<path>``: the groups formed and the nodes left out (:mod:`.report`).
+- ``CATCH_FUSE_KERNELS=aten`` compiles groups without Catch's own attention and GEMM kernels (:mod:`.kernels`).
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ from torch_mlu.compile.backend import mlu_backend
 from torch_mlu.compile.debug_mode import MODE_ENV, MODES, debug_mode
 from torch_mlu.compile.errors import FuseConfigError
 from torch_mlu.compile.host_view import host_view
+from torch_mlu.compile.kernels import KERNELS_ENV
 from torch_mlu.compile.report import REPORT_ENV, FuseReport, all_reports, last_report
 
 __all__ = [
     "MODES",
     "MODE_ENV",
     "REPORT_ENV",
+    "KERNELS_ENV",
     "FuseConfigError",
     "FuseReport",
     "all_reports",

@@ -3,7 +3,8 @@
 """A fusion group at run time: one ATen sub-graph, executed as selected by ``FUSE_GROUP_DEBUG_MODE``.
 
 Compiled mode hands the group to PyTorch Inductor for the CPU (``torch._inductor.compile_fx.compile_fx``: C++
-kernels with fused loops, extern BLAS/oneDNN calls for matmul and convolution) and runs the result on host views of
+kernels with fused loops, extern BLAS/oneDNN calls for matmul and convolution), after swapping in Catch's own
+kernels where they apply (:mod:`torch_mlu.compile.kernels`), and runs the result on host views of
 the mlu inputs (:mod:`torch_mlu.compile.host_view`), so kernels read device memory in place. The compiled code runs
 in the runtime's host-kernel mode (``torch_mlu._C._HostKernelScope``: the CPU allocator hands out blocks of the mlu
 caching allocator on the group's device), so its buffers -- outputs included -- are device memory, and outputs become
@@ -27,7 +28,8 @@ from torch_mlu import _C, mlu
 from torch_mlu.compile.debug_mode import debug_mode, tolerances
 from torch_mlu.compile.host_malloc import keep_host_buffers
 from torch_mlu.compile.host_view import HostViewCache
-from torch_mlu.compile.report import GroupReport
+from torch_mlu.compile.kernels import CatchKernelPass, catch_kernels_enabled
+from torch_mlu.compile.report import GroupReport, publish
 
 _CPU = torch.device("cpu")
 _host_views = HostViewCache()
@@ -176,8 +178,12 @@ class FusionGroup(torch.nn.Module):
         # thread-local: compile on a fresh thread so Inductor's own AOTAutograd pass starts from a clean state, with
         # the caller's intra-op thread count (generated kernels size their work split by it).
         threads = torch.get_num_threads()
+        kernel_pass = CatchKernelPass() if catch_kernels_enabled() else None
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="catch-fuse-compile") as pool:
-            return pool.submit(_inductor_compile, self.cpu_gm, host_args, threads).result()
+            compiled = pool.submit(_inductor_compile, self.cpu_gm, host_args, threads, kernel_pass).result()
+        self.report.kernels = kernel_pass.used if kernel_pass is not None else {}
+        publish()
+        return compiled
 
 
 def _index(device: torch.device) -> int:
@@ -227,12 +233,16 @@ def adopt_outputs(
     return tuple(result)
 
 
-def _inductor_compile(gm: GraphModule, example_inputs: list[Any], threads: int) -> Callable[..., Any]:
+def _inductor_compile(gm: GraphModule, example_inputs: list[Any], threads: int,
+                      kernel_pass: CatchKernelPass | None) -> Callable[..., Any]:
     from torch._inductor.compile_fx import compile_fx
 
     torch.set_num_threads(threads)
+    # No FX graph cache: a cached graph would skip the post-grad passes, and with them the record of which Catch
+    # kernels it uses (the generated C++ is still cached by source).
+    patches = {"post_grad_custom_post_pass": kernel_pass, "fx_graph_cache": False}
     with torch.no_grad():
-        compiled = compile_fx(copy.deepcopy(gm), example_inputs)
+        compiled = compile_fx(copy.deepcopy(gm), example_inputs, config_patches=patches)
     if not callable(compiled):
         raise TypeError(f"Inductor returned {type(compiled).__name__}, not a callable, for a fusion group")
     return compiled

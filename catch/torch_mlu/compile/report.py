@@ -23,7 +23,9 @@ class GroupReport:
     """One fusion group: its submodule name, node count and ATen op counts (``{"aten.mm.default": 2}``).
 
     ``copied_outputs`` counts output storages that compiled runs had to copy into mlu memory (normally 0: outputs
-    are written to device memory directly and adopted).
+    are written to device memory directly and adopted). ``kernels`` counts the nodes that compiled runs hand to
+    Catch's own kernels instead of ATen's (:mod:`torch_mlu.compile.kernels`); it is filled in when the group is
+    first compiled, at its first call in compiled mode.
     """
 
     name: str
@@ -31,6 +33,7 @@ class GroupReport:
     ops: dict[str, int]
     mismatches: list[str] = field(default_factory=list)
     copied_outputs: int = 0
+    kernels: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -81,6 +84,9 @@ class FuseReport:
             for group in graph.groups:
                 ops = ", ".join(f"{op} x{n}" for op, n in sorted(group.ops.items()))
                 lines.append(f"    {group.name}: {group.num_nodes} nodes: {ops}")
+                if group.kernels:
+                    kernels = ", ".join(f"{op} x{n}" for op, n in sorted(group.kernels.items()))
+                    lines.append(f"      compiled with Catch kernels: {kernels}")
             for node in graph.left_out:
                 lines.append(f"    left out {node.node} ({node.op}): {node.reason}")
         return "\n".join(lines)

@@ -1,0 +1,278 @@
+// SPDX-FileCopyrightText: 2026 Catch Developers
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// Scaled dot-product attention for short sequences: the kernels that compiled fusion groups call in place of
+// ATen's CPU flash attention. torch_mlu.compile (kernels.py) rewrites aten._scaled_dot_product_flash_attention_for_cpu
+// and its backward, when they run without dropout, mask or causal masking, into
+//
+//   torch_mlu::attention(q, k, v, *, scale)                             -> (out, logsumexp)
+//   torch_mlu::attention_backward(grad_out, q, k, v, out, logsumexp, *, scale) -> (grad_q, grad_k, grad_v)
+//
+// with the same arguments, results and memory layouts as the flash ops (q: (B, H, L, D), k: (B, H, S, D),
+// v: (B, H, S, Dv); out and the grads are (B, L, H, *) in memory, logsumexp (B, L, H), all viewed as (B, H, ...)),
+// so the graph around them is unchanged.
+//
+// The equations are flash attention's (Dao et al. 2022, as ATen's FlashAttentionKernel.cpp implements them) without
+// the tiling over keys: per (batch, head) the whole L x S score matrix is formed at once, which for short sequences
+// fits in cache and turns each product into one whole GEMM:
+//   forward:  P = softmax(scale * Q Kᵀ) row-wise, lse = log-sum-exp of each row, O = P V
+//   backward: P = exp(scale * Q Kᵀ - lse), dV = Pᵀ dO, dP = dO Vᵀ, dS = P ∘ (dP - rowsum(dO ∘ O)) * scale,
+//             dQ = dS K, dK = dSᵀ Q
+// The GEMMs go to oneDNN through ATen's mkldnn::_linear_pointwise (y = x wᵀ), whose JIT-generated code uses
+// AVX-512 on every CPU that has it (MKL's SGEMM takes its AVX2 path on non-Intel CPUs); without oneDNN, at::mm.
+// Inputs that are not float32 or 4-d, and score matrices over kMaxScoreElems elements, go to ATen's flash kernels
+// (which tile and so need no L x S buffer).
+//
+// The row passes (softmax, exp, dS) are portable C++ on GCC vector extensions, built for x86-64-v4 (AVX-512),
+// x86-64-v3 (AVX2) and the baseline ISA and picked at load time (GCC target_clones); exp is Cephes' expf
+// (range reduction by ln 2 and a degree-6 polynomial, about 1 ulp), flushing to 0 below -87.3.
+#include <ATen/Functions.h>
+#include <ATen/Parallel.h>
+#include <ATen/core/Tensor.h>
+#include <torch/library.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <tuple>
+
+#include "onednn_gemm.h"
+
+namespace torch_mlu {
+namespace {
+
+// Largest L * S handled here (16 MiB of float32 per score matrix; two per head in the backward). Beyond it the
+// flash kernels' tiling wins anyway.
+constexpr int64_t kMaxScoreElems = int64_t{1} << 22;
+
+// ---- row passes -------------------------------------------------------------------------------------------------
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define CATCH_ROW_ATTRS __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define CATCH_ROW_ATTRS
+#endif
+#define CATCH_INLINE inline __attribute__((always_inline))
+
+constexpr int64_t kLanes = 16;
+typedef float vf __attribute__((vector_size(kLanes * sizeof(float))));
+typedef int32_t vi __attribute__((vector_size(kLanes * sizeof(int32_t))));
+
+// The helpers below pass 64-byte vectors by value; they are always inlined into the cloned row functions, so no
+// call crosses an ABI boundary (GCC reports -Wpsabi for them at the end of the file, hence file-wide).
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+CATCH_INLINE vf vload(const float* p) {
+  vf v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+CATCH_INLINE void vstore(float* p, vf v) { std::memcpy(p, &v, sizeof v); }
+CATCH_INLINE vf vsplat(float x) { return vf{} + x; }
+// Loads the last n < kLanes elements of a row, the other lanes set to `fill`.
+CATCH_INLINE vf vload_tail(const float* p, int64_t n, float fill) {
+  float buf[kLanes];
+  for (int64_t i = 0; i < kLanes; ++i) buf[i] = i < n ? p[i] : fill;
+  return vload(buf);
+}
+CATCH_INLINE void vstore_tail(float* p, vf v, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) p[i] = v[i];
+}
+CATCH_INLINE float hmax(vf v) {
+  float m = v[0];
+  for (int64_t i = 1; i < kLanes; ++i) m = v[i] > m ? v[i] : m;
+  return m;
+}
+CATCH_INLINE float hsum(vf v) {
+  float s = 0.f;
+  for (int64_t i = 0; i < kLanes; ++i) s += v[i];
+  return s;
+}
+
+// exp(x) lane-wise, Cephes expf: x = n ln2 + r, |r| <= ln2 / 2, exp(r) by a degree-6 polynomial, times 2^n.
+// Results below exp(-87.33) (subnormal) are 0; NaN stays NaN.
+CATCH_INLINE vf vexp(vf x) {
+  const vf lo = vsplat(-87.33654475f);
+  const vf hi = vsplat(88.37626266f);
+  const vi under = x < lo;
+  x = x < lo ? lo : x;
+  x = x > hi ? hi : x;
+  const vf t = x * 1.44269504088896341f + 12582912.0f;  // round(x / ln2) in the low mantissa bits (1.5 * 2^23)
+  const vf n = t - 12582912.0f;
+  const vi ni = __builtin_bit_cast(vi, t) - 0x4B400000;
+  vf r = x - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  vf p = vsplat(1.9875691500e-4f);
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const vi bits = (ni + 127) << 23;
+  const vf y = p * __builtin_bit_cast(vf, bits);
+  return under ? vsplat(0.f) : y;
+}
+
+// x[0..n) <- softmax(scale * x); returns the log-sum-exp of scale * x. scale > 0.
+CATCH_ROW_ATTRS float softmax_row(float* x, int64_t n, float scale) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  const int64_t full = n - n % kLanes;
+  vf vm = vsplat(ninf);
+  for (int64_t j = 0; j < full; j += kLanes) {
+    const vf v = vload(x + j) * scale;
+    vm = v > vm ? v : vm;
+  }
+  if (full < n) {
+    const vf v = vload_tail(x + full, n - full, ninf) * scale;
+    vm = v > vm ? v : vm;
+  }
+  const float m = hmax(vm);
+  vf vs = vsplat(0.f);
+  for (int64_t j = 0; j < full; j += kLanes) {
+    const vf e = vexp(vload(x + j) * scale - m);
+    vstore(x + j, e);
+    vs += e;
+  }
+  if (full < n) {
+    const vf e = vexp(vload_tail(x + full, n - full, ninf) * scale - m);
+    vstore_tail(x + full, e, n - full);
+    vs += e;
+  }
+  const float sum = hsum(vs);
+  const float inv = 1.f / sum;
+  for (int64_t j = 0; j < full; j += kLanes) vstore(x + j, vload(x + j) * inv);
+  for (int64_t j = full; j < n; ++j) x[j] *= inv;
+  return m + std::log(sum);
+}
+
+// x[0..n) <- exp(scale * x - lse).
+CATCH_ROW_ATTRS void exp_row(float* x, int64_t n, float scale, float lse) {
+  const int64_t full = n - n % kLanes;
+  for (int64_t j = 0; j < full; j += kLanes) vstore(x + j, vexp(vload(x + j) * scale - lse));
+  if (full < n) vstore_tail(x + full, vexp(vload_tail(x + full, n - full, 0.f) * scale - lse), n - full);
+}
+
+// dp[0..n) <- p * (dp - d) * scale.
+CATCH_ROW_ATTRS void grad_scores_row(const float* p, float* dp, int64_t n, float d, float scale) {
+  const int64_t full = n - n % kLanes;
+  for (int64_t j = 0; j < full; j += kLanes) vstore(dp + j, vload(p + j) * (vload(dp + j) - d) * scale);
+  for (int64_t j = full; j < n; ++j) dp[j] = p[j] * (dp[j] - d) * scale;
+}
+
+// ---- the ops ------------------------------------------------------------------------------------------------------
+bool fast_path(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale) {
+  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return false;
+  for (const auto* t : {&q, &k, &v}) {
+    if (t->scalar_type() != at::kFloat || t->device().type() != c10::DeviceType::CPU) return false;
+  }
+  const int64_t b = q.size(0), h = q.size(1), l = q.size(2), s = k.size(2);
+  if (k.size(0) != b || v.size(0) != b || k.size(1) != h || v.size(1) != h || v.size(2) != s) return false;
+  if (k.size(3) != q.size(3) || b * h == 0 || l == 0 || s == 0 || q.size(3) == 0 || v.size(3) == 0) return false;
+  return scale > 0 && l * s <= kMaxScoreElems;
+}
+
+double resolve_scale(const at::Tensor& q, std::optional<double> scale) {
+  // ATen's sdp::calculate_scale: 1 / sqrt(head dim) unless given.
+  return scale.has_value() ? *scale : 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+}
+
+// (B, H, n, d) result laid out (B, n, H, d) in memory, as the flash kernels allocate theirs.
+at::Tensor flash_layout(const at::Tensor& like, int64_t n, int64_t d) {
+  return at::empty({like.size(0), n, like.size(1), d}, like.options()).transpose(1, 2);
+}
+
+std::tuple<at::Tensor, at::Tensor> attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                             std::optional<double> scale) {
+  const double sc = resolve_scale(q, scale);
+  if (!fast_path(q, k, v, sc)) {
+    return at::_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, false, std::nullopt, scale);
+  }
+  const int64_t heads = q.size(1), l = q.size(2), s = k.size(2);
+  auto out = flash_layout(q, l, v.size(3));
+  auto lse = at::empty({q.size(0), l, heads}, q.options()).transpose(1, 2);
+  const float scale_f = static_cast<float>(sc);
+  // Head-major copies (one strided copy per tensor, none when already contiguous): each head's rows are then a
+  // row-major matrix, and its transpose a column-major one, both of which oneDNN reads in place.
+  const auto qh = q.contiguous(), kh = k.contiguous(), vh = v.contiguous();
+  at::parallel_for(0, q.size(0) * heads, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t b = i / heads, h = i % heads;
+      auto p = gemm_nt(qh[b][h], kh[b][h]);  // (L, S) scores, then probabilities
+      float* pp = p.data_ptr<float>();
+      auto lse_bh = lse[b][h];
+      float* lp = lse_bh.data_ptr<float>();
+      const int64_t lstride = lse_bh.stride(0);
+      for (int64_t row = 0; row < l; ++row) lp[row * lstride] = softmax_row(pp + row * s, s, scale_f);
+      out[b][h].copy_(gemm_nt(p, vh[b][h].t()));  // P V
+    }
+  });
+  return {out, lse};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> attention_backward(const at::Tensor& grad_out, const at::Tensor& q,
+                                                                  const at::Tensor& k, const at::Tensor& v,
+                                                                  const at::Tensor& out, const at::Tensor& lse,
+                                                                  std::optional<double> scale) {
+  const double sc = resolve_scale(q, scale);
+  const bool same = grad_out.sizes() == out.sizes() && out.dim() == 4 && out.size(2) == q.size(2) &&
+                    out.size(3) == v.size(3) && grad_out.scalar_type() == at::kFloat &&
+                    out.scalar_type() == at::kFloat && lse.scalar_type() == at::kFloat && lse.dim() == 3;
+  if (!same || !fast_path(q, k, v, sc)) {
+    return at::_scaled_dot_product_flash_attention_for_cpu_backward(grad_out, q, k, v, out, lse, 0.0, false,
+                                                                    std::nullopt, scale);
+  }
+  const int64_t heads = q.size(1), l = q.size(2), s = k.size(2);
+  auto grad_q = flash_layout(q, l, q.size(3));
+  auto grad_k = flash_layout(k, s, k.size(3));
+  auto grad_v = flash_layout(v, s, v.size(3));
+  const float scale_f = static_cast<float>(sc);
+  const auto qh = q.contiguous(), kh = k.contiguous(), vh = v.contiguous();  // head-major, as in the forward
+  const auto doh = grad_out.contiguous(), oh = out.contiguous();
+  at::parallel_for(0, q.size(0) * heads, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t b = i / heads, h = i % heads;
+      const auto qi = qh[b][h], ki = kh[b][h], doi = doh[b][h], oi = oh[b][h];
+      auto p = gemm_nt(qi, ki);           // (L, S) scores, then probabilities
+      auto dp = gemm_nt(doi, vh[b][h]);  // (L, S) dP, then dS
+      float* pp = p.data_ptr<float>();
+      float* dpp = dp.data_ptr<float>();
+      const auto lse_bh = lse[b][h];
+      const float* lp = lse_bh.data_ptr<float>();
+      const int64_t lstride = lse_bh.stride(0);
+      const float* dop = doi.data_ptr<float>();
+      const float* op = oi.data_ptr<float>();
+      const int64_t dv = oi.size(1);
+      for (int64_t row = 0; row < l; ++row) {
+        exp_row(pp + row * s, s, scale_f, lp[row * lstride]);
+        float d = 0.f;
+        for (int64_t j = 0; j < dv; ++j) d += dop[row * dv + j] * op[row * dv + j];
+        grad_scores_row(pp + row * s, dpp + row * s, s, d, scale_f);
+      }
+      grad_v[b][h].copy_(gemm_nt(doi.t(), p.t()).t());  // (dOᵀ P)ᵀ = Pᵀ dO
+      grad_k[b][h].copy_(gemm_nt(qi.t(), dp.t()).t());   // (Qᵀ dS)ᵀ = dSᵀ Q
+      grad_q[b][h].copy_(gemm_nt(dp, ki.t()));           // dS K
+    }
+  });
+  return {grad_q, grad_k, grad_v};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(torch_mlu, m) {
+  // flexible_layout: the kernels take inputs of any strides, so Inductor need not convert its buffers' layouts.
+  m.def("attention(Tensor query, Tensor key, Tensor value, *, float? scale=None) -> (Tensor output, Tensor logsumexp)",
+        {at::Tag::flexible_layout});
+  m.def(
+      "attention_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, *, "
+      "float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value)",
+      {at::Tag::flexible_layout});
+}
+
+TORCH_LIBRARY_IMPL(torch_mlu, CPU, m) {
+  m.impl("attention", &attention);
+  m.impl("attention_backward", &attention_backward);
+}
+
+}  // namespace torch_mlu

@@ -1,0 +1,98 @@
+// SPDX-FileCopyrightText: 2026 Catch Developers
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// float32 matrix products for compiled fusion groups: torch_mlu::mm and torch_mlu::addmm take the arguments of
+// aten::mm / aten::addmm and return the same (M, N) contiguous result. torch_mlu.compile (kernels.py) puts them in
+// place of the ATen ops in the graphs Inductor compiles, where the ATen ops would be extern calls to MKL's SGEMM.
+//
+// Products of at least kMinMacs multiply-adds run on oneDNN (ATen's mkldnn::_linear_pointwise, y = x wᵀ + b),
+// whose JIT-generated code uses AVX-512 wherever the CPU has it; MKL takes its AVX2 path on non-Intel CPUs, so on
+// those oneDNN is up to twice as fast for these shapes (benchmarks/bench_compile.py measures the effect). Smaller
+// products, other dtypes, and addmm with a bias that is not one value per output column or with beta/alpha other
+// than 1 stay on ATen: oneDNN's fixed cost per call (about 10 us) outweighs its speed there.
+#include <ATen/Functions.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/library.h>
+
+#include <cstdint>
+#include <optional>
+
+#include "onednn_gemm.h"
+
+namespace torch_mlu {
+namespace {
+
+constexpr int64_t kMinMacs = int64_t{1} << 20;
+
+using LinearPointwise = at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&,
+                                   c10::string_view, c10::List<std::optional<at::Scalar>>,
+                                   std::optional<c10::string_view>);
+
+const c10::TypedOperatorHandle<LinearPointwise>* onednn_linear() {
+  static const std::optional<c10::TypedOperatorHandle<LinearPointwise>> op =
+      []() -> std::optional<c10::TypedOperatorHandle<LinearPointwise>> {
+    auto handle = c10::Dispatcher::singleton().findSchema({"mkldnn::_linear_pointwise", ""});
+    if (!handle.has_value() || !handle->hasKernelForDispatchKey(c10::DispatchKey::CPU)) return std::nullopt;
+    return handle->typed<LinearPointwise>();
+  }();
+  return op.has_value() ? &*op : nullptr;
+}
+
+bool is_float_matrix(const at::Tensor& t) {
+  return t.dim() == 2 && t.scalar_type() == at::kFloat && t.device().type() == c10::DeviceType::CPU;
+}
+
+bool worth_onednn(const at::Tensor& a, const at::Tensor& b) {
+  if (!is_float_matrix(a) || !is_float_matrix(b) || !onednn_available()) return false;
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  return m > 0 && k > 0 && n > 0 && b.size(0) == k && m * k * n >= kMinMacs;
+}
+
+// oneDNN reads row-major and column-major operands (a weight gradient's Xᵀ, a linear's Wᵀ) in place at full speed;
+// other layouts (slices with padded rows, broadcast strides) are copied first: oneDNN runs them far slower.
+at::Tensor row_or_column_major(const at::Tensor& t) {
+  return t.is_contiguous() || t.t().is_contiguous() ? t : t.contiguous();
+}
+
+bool is_one(const at::Scalar& s) { return !s.isComplex() && s.toDouble() == 1.0; }
+
+at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
+  if (!worth_onednn(self, mat2)) return at::mm(self, mat2);
+  return gemm_nt(row_or_column_major(self), row_or_column_major(mat2.t()));
+}
+
+at::Tensor addmm(const at::Tensor& bias, const at::Tensor& self, const at::Tensor& mat2, const at::Scalar& beta,
+                 const at::Scalar& alpha) {
+  const bool plain_bias = bias.dim() == 1 && bias.scalar_type() == at::kFloat && mat2.dim() == 2 &&
+                          bias.size(0) == mat2.size(1) && bias.device() == self.device();
+  if (!plain_bias || !is_one(beta) || !is_one(alpha) || !worth_onednn(self, mat2)) {
+    return at::addmm(bias, self, mat2, beta, alpha);
+  }
+  return gemm_nt(row_or_column_major(self), row_or_column_major(mat2.t()), bias.contiguous());
+}
+
+}  // namespace
+
+bool onednn_available() { return onednn_linear() != nullptr; }
+
+at::Tensor gemm_nt(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias) {
+  if (const auto* op = onednn_linear()) {
+    return op->call(x, w, bias, "none", c10::List<std::optional<at::Scalar>>(), std::nullopt);
+  }
+  return bias.has_value() ? at::addmm(*bias, x, w.t()) : at::mm(x, w.t());
+}
+
+TORCH_LIBRARY_FRAGMENT(torch_mlu, m) {
+  // flexible_layout: the kernels take operands of any strides, so Inductor need not convert its buffers' layouts.
+  m.def("mm(Tensor self, Tensor mat2) -> Tensor", {at::Tag::flexible_layout});
+  m.def("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+        {at::Tag::flexible_layout});
+}
+
+TORCH_LIBRARY_IMPL(torch_mlu, CPU, m) {
+  m.impl("mm", &mm);
+  m.impl("addmm", &addmm);
+}
+
+}  // namespace torch_mlu

@@ -1,0 +1,219 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""Catch's kernels in compiled fusion groups (issue 10): ``torch_mlu.attention`` / ``attention_backward`` return what
+ATen's CPU flash-attention kernels return, in the same layouts, and hand back to them what they do not handle;
+``torch_mlu.mm`` / ``addmm`` equal the ATen products on every operand layout; the post-grad pass swaps in only the
+calls the kernels handle; a compiled transformer block uses them, reports them, and still matches eager, also with
+``CATCH_FUSE_KERNELS=aten``."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import math
+import operator
+
+import pytest
+import torch
+import torch.nn.functional as F
+from mlu_helpers import REPO
+
+import torch_mlu.compile as mlu_compile
+from torch_mlu.compile import kernels
+
+aten = torch.ops.aten
+FLASH = aten._scaled_dot_product_flash_attention_for_cpu.default
+FLASH_BACKWARD = aten._scaled_dot_product_flash_attention_for_cpu_backward.default
+ATTENTION = torch.ops.torch_mlu.attention.default
+ATTENTION_BACKWARD = torch.ops.torch_mlu.attention_backward.default
+
+
+def _qkv(b: int, h: int, lq: int, lk: int, d: int, dtype: torch.dtype = torch.float32) -> list[torch.Tensor]:
+    """q as a strided view of a packed projection (as models produce it), k and v contiguous."""
+    g = torch.Generator().manual_seed(b * 1000 + h * 100 + lq + lk + d)
+    packed = torch.randn(b, lq, 3 * h * d, generator=g, dtype=dtype)
+    q = packed[..., : h * d].view(b, lq, h, d).transpose(1, 2)
+    k = torch.randn(b, h, lk, d, generator=g, dtype=dtype)
+    v = 2 * torch.randn(b, h, lk, d, generator=g, dtype=dtype)
+    return [q, k, v]
+
+
+def _close(got: torch.Tensor, want: torch.Tensor, what: str) -> None:
+    assert got.shape == want.shape and got.dtype == want.dtype, what
+    assert got.stride() == want.stride(), f"{what}: strides {got.stride()} != {want.stride()}"
+    scale = want.abs().max().item()
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6 + 1e-5 * scale, msg=what)
+
+
+SHAPES = [(1, 4, 512, 512, 16), (2, 3, 37, 53, 8), (1, 2, 5, 300, 64), (1, 1, 1, 1, 1), (2, 2, 1, 7, 1),
+          (1, 2, 17, 1, 3)]
+
+
+@pytest.mark.parametrize(("b", "h", "lq", "lk", "d"), SHAPES)
+def test_attention_matches_flash_forward_and_backward(b, h, lq, lk, d):
+    q, k, v = _qkv(b, h, lq, lk, d)
+    want_out, want_lse = FLASH(q, k, v, scale=0.3)
+    got_out, got_lse = ATTENTION(q, k, v, scale=0.3)
+    _close(got_out, want_out, "output")
+    _close(got_lse, want_lse, "logsumexp")
+    grad_out = torch.randn_like(want_out)
+    want = FLASH_BACKWARD(grad_out, q, k, v, want_out, want_lse, 0.0, False, scale=0.3)
+    got = ATTENTION_BACKWARD(grad_out, q, k, v, got_out, got_lse, scale=0.3)
+    for name, g, w in zip(("grad_query", "grad_key", "grad_value"), got, want, strict=True):
+        _close(g, w, name)
+
+
+def test_attention_default_scale_is_one_over_sqrt_head_dim():
+    q, k, v = _qkv(1, 2, 40, 40, 9)
+    out, lse = ATTENTION(q, k, v)
+    out_scaled, lse_scaled = ATTENTION(q, k, v, scale=1 / math.sqrt(9))
+    assert torch.equal(out, out_scaled) and torch.equal(lse, lse_scaled)
+    _close(out, FLASH(q, k, v)[0], "default-scale output")
+
+
+@pytest.mark.parametrize("case", ["float64", "long sequence"])
+def test_attention_hands_what_it_does_not_handle_to_flash(case):
+    # The flash kernels are deterministic: a call routed to them gives their result bit for bit.
+    if case == "float64":
+        q, k, v = _qkv(1, 2, 30, 30, 4, torch.float64)
+    else:  # 2049 x 2049 scores: over the 4 Mi elements Catch's kernel forms per head
+        q, k, v = _qkv(1, 1, 2049, 2049, 2)
+    want_out, want_lse = FLASH(q, k, v)
+    got_out, got_lse = ATTENTION(q, k, v)
+    assert torch.equal(got_out, want_out) and torch.equal(got_lse, want_lse)
+    grad_out = torch.randn_like(want_out)
+    want = FLASH_BACKWARD(grad_out, q, k, v, want_out, want_lse, 0.0, False)
+    got = ATTENTION_BACKWARD(grad_out, q, k, v, got_out, got_lse)
+    assert all(torch.equal(g, w) for g, w in zip(got, want, strict=True))
+
+
+def _operands(layout: str, m: int, k: int, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(m + k + n)
+    if layout == "row-major":
+        return torch.randn(m, k, generator=g), torch.randn(k, n, generator=g)
+    if layout == "column-major":  # a weight gradient's Xᵀ and a linear's Wᵀ
+        return torch.randn(k, m, generator=g).t(), torch.randn(n, k, generator=g).t()
+    # slices with padded rows: copied before oneDNN sees them
+    return torch.randn(m, k + 7, generator=g)[:, 3:3 + k], torch.randn(k, n + 5, generator=g)[:, :n]
+
+
+@pytest.mark.parametrize("layout", ["row-major", "column-major", "padded rows"])
+@pytest.mark.parametrize(("m", "k", "n"), [(512, 64, 192), (192, 512, 64), (64, 512, 64)])
+def test_matrix_products_equal_aten_on_every_layout(layout, m, k, n):
+    a, b = _operands(layout, m, k, n)
+    bias = torch.randn(n)
+    exact_mm = a.double() @ b.double()
+    magnitude = a.double().abs() @ b.double().abs()
+    # Any float32 summation order stays within (k + 1) u (|a| |b| + |bias|) of the exact result (Higham, Accuracy
+    # and Stability of Numerical Algorithms, 2nd ed., section 3.1), u = 2^-24; a wrong operand layout does not.
+    u = 2.0**-24
+    for name, got, exact, bound in (
+        ("mm", torch.ops.torch_mlu.mm(a, b), exact_mm, k * u * magnitude),
+        ("addmm", torch.ops.torch_mlu.addmm(bias, a, b), exact_mm + bias.double(),
+         (k + 1) * u * (magnitude + bias.double().abs())),
+    ):
+        assert got.shape == (m, n) and got.is_contiguous(), name
+        assert ((got.double() - exact).abs() <= bound).all(), f"{name} {layout}"
+
+
+@pytest.mark.parametrize("case", ["small", "float64", "beta", "2-d bias"])
+def test_matrix_products_stay_on_aten_where_onednn_does_not_pay(case):
+    a, b = torch.randn(16, 32), torch.randn(32, 8)  # 4 Ki multiply-adds: under the 1 Mi threshold
+    bias, kwargs = torch.randn(8), {}
+    if case == "float64":
+        a, b, bias = torch.randn(256, 64, dtype=torch.float64), torch.randn(64, 128, dtype=torch.float64), \
+            torch.randn(128, dtype=torch.float64)
+    elif case == "beta":
+        a, b, bias, kwargs = torch.randn(256, 64), torch.randn(64, 128), torch.randn(128), {"beta": 0.5}
+    elif case == "2-d bias":
+        a, b, bias = torch.randn(256, 64), torch.randn(64, 128), torch.randn(256, 128)
+    assert torch.equal(torch.ops.torch_mlu.addmm(bias, a, b, **kwargs), torch.addmm(bias, a, b, **kwargs))
+    if case in ("small", "float64"):
+        assert torch.equal(torch.ops.torch_mlu.mm(a, b), torch.mm(a, b))
+
+
+def test_pass_swaps_in_only_the_calls_the_kernels_handle():
+    graph = torch.fx.Graph()
+    q, k, v, mask, a, b, c = (graph.placeholder(n) for n in ("q", "k", "v", "mask", "a", "b", "c"))
+    plain = graph.call_function(FLASH, (q, k, v), {"scale": 0.5})
+    zero_dropout = graph.call_function(FLASH, (q, k, v, 0.0))
+    dropout = graph.call_function(FLASH, (q, k, v), {"dropout_p": 0.1})
+    causal = graph.call_function(FLASH, (q, k, v, 0.0, True))
+    masked = graph.call_function(FLASH, (q, k, v), {"attn_mask": mask})
+    out = graph.call_function(operator.getitem, (plain, 0))
+    lse = graph.call_function(operator.getitem, (plain, 1))
+    backward = graph.call_function(FLASH_BACKWARD, (out, q, k, v, out, lse, 0.0, False), {"scale": 0.5})
+    mm = graph.call_function(aten.mm.default, (a, b))
+    addmm = graph.call_function(aten.addmm.default, (c, a, b), {"beta": 2})
+    relu = graph.call_function(aten.relu.default, (a,))
+    graph.output((zero_dropout, dropout, causal, masked, backward, mm, addmm, relu))
+
+    used = kernels.use_catch_kernels(graph)
+
+    assert used == {"torch_mlu.attention.default": 2, "torch_mlu.attention_backward.default": 1,
+                    "torch_mlu.mm.default": 1, "torch_mlu.addmm.default": 1}
+    assert (plain.target, plain.args, plain.kwargs) == (ATTENTION, (q, k, v), {"scale": 0.5})
+    assert (zero_dropout.target, zero_dropout.kwargs) == (ATTENTION, {"scale": None})
+    assert (backward.target, backward.args) == (ATTENTION_BACKWARD, (out, q, k, v, out, lse))
+    assert [n.target for n in (dropout, causal, masked, relu)] == [FLASH, FLASH, FLASH, aten.relu.default]
+    assert (addmm.target, addmm.kwargs) == (torch.ops.torch_mlu.addmm.default, {"beta": 2})
+
+
+def _block():
+    spec = importlib.util.spec_from_file_location("bench_compile", REPO / "benchmarks/bench_compile.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    torch.manual_seed(0)
+    return bench.TransformerBlock().to("mlu"), torch.randn(1, 96, 64).to("mlu")
+
+
+def _train_step(model, x):
+    out = model(x)
+    out.square().mean().backward()
+    return out, [p.grad for p in model.parameters()]
+
+
+@pytest.mark.parametrize("setting", ["catch", "aten"])
+def test_compiled_block_reports_its_kernels_and_matches_eager(monkeypatch, setting):
+    monkeypatch.setenv(kernels.KERNELS_ENV, setting)
+    torch._dynamo.reset()
+    model, x = _block()
+    want_out, want_grads = _train_step(model, x)
+    compiled = torch.compile(copy.deepcopy(model), backend="mlu")
+    got_out, got_grads = _train_step(compiled, x)
+    torch.testing.assert_close(got_out.cpu(), want_out.cpu(), rtol=1e-4, atol=1e-5)
+    for got, want in zip(got_grads, want_grads, strict=True):
+        torch.testing.assert_close(got.cpu(), want.cpu(), rtol=1e-3, atol=1e-5)
+    forward, backward = mlu_compile.last_report().graphs
+    used_forward = {op for g in forward.groups for op in g.kernels}
+    used_backward = {op for g in backward.groups for op in g.kernels}
+    if setting == "catch":
+        assert {"torch_mlu.attention.default", "torch_mlu.addmm.default"} <= used_forward
+        assert {"torch_mlu.attention_backward.default", "torch_mlu.mm.default"} <= used_backward
+        assert "compiled with Catch kernels: " in mlu_compile.last_report().format()
+    else:
+        assert not used_forward and not used_backward
+
+
+def test_compiled_inference_uses_the_attention_inductor_forms_inside_a_group():
+    # In inference the attention pattern is formed by Inductor's own passes while it compiles the group.
+    torch._dynamo.reset()
+    model, x = _block()
+    model.eval()
+    with torch.no_grad():
+        want = model(x)
+        got = torch.compile(copy.deepcopy(model), backend="mlu")(x)
+    torch.testing.assert_close(got.cpu(), want.cpu(), rtol=1e-4, atol=1e-5)
+    (graph,) = mlu_compile.last_report().graphs
+    assert graph.kind == "inference"
+    assert "aten._scaled_dot_product_flash_attention_for_cpu.default" not in graph.groups[0].ops
+    assert graph.groups[0].kernels.get("torch_mlu.attention.default") == 1
+
+
+def test_invalid_kernels_setting_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv(kernels.KERNELS_ENV, "mkl")
+    compiled_fn = torch.compile(lambda a: F.gelu(a @ a.t()), backend="mlu")
+    with pytest.raises(mlu_compile.FuseConfigError, match="CATCH_FUSE_KERNELS='mkl': expected catch or aten"):
+        compiled_fn(torch.ones(3, 3, device="mlu"))
