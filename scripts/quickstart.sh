@@ -21,6 +21,11 @@ cache=${CATCH_CACHE:-$HOME/.cache/catch}
 step() { printf '\n== %s\n' "$*"; }
 
 step "1/5 tooling environment .venv (pinned torch==2.13.0)"
+if [ -e .venv ] && [ ! -d .venv ]; then
+  # A PEP 832 redirect file, as tox >= 4.67 writes for the env it ran (tox.ini turns that off for this project).
+  echo "error: .venv is a file ($(head -c 200 .venv | tr -d '\n')), not the tooling environment; remove it and rerun" >&2
+  exit 1
+fi
 [ -x .venv/bin/python ] || "$py" -m venv .venv
 tool=.venv/bin/python
 $tool -m pip install --quiet torch==2.13.0 -e "$root" scikit-build-core cmake ninja
