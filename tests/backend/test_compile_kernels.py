@@ -13,6 +13,7 @@ import copy
 import importlib.util
 import math
 import operator
+import warnings
 
 import pytest
 import torch
@@ -46,8 +47,9 @@ def _close(got: torch.Tensor, want: torch.Tensor, what: str) -> None:
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6 + 1e-5 * scale, msg=what)
 
 
-SHAPES = [(1, 4, 512, 512, 16), (2, 3, 37, 53, 8), (1, 2, 5, 300, 64), (1, 1, 1, 1, 1), (2, 2, 1, 7, 1),
-          (1, 2, 17, 1, 3)]
+# (batch, heads, query length, key length, head dim), each head above the size where Catch's kernels take over
+# (2 Mi multiply-adds per product); lengths that are not multiples of the 16-float vector, and head dims 1 and 2.
+SHAPES = [(1, 4, 512, 512, 16), (2, 3, 301, 333, 24), (1, 1, 1500, 1500, 1), (2, 2, 1024, 1030, 2)]
 
 
 @pytest.mark.parametrize(("b", "h", "lq", "lk", "d"), SHAPES)
@@ -65,20 +67,22 @@ def test_attention_matches_flash_forward_and_backward(b, h, lq, lk, d):
 
 
 def test_attention_default_scale_is_one_over_sqrt_head_dim():
-    q, k, v = _qkv(1, 2, 40, 40, 9)
+    q, k, v = _qkv(1, 2, 400, 400, 9)
     out, lse = ATTENTION(q, k, v)
     out_scaled, lse_scaled = ATTENTION(q, k, v, scale=1 / math.sqrt(9))
     assert torch.equal(out, out_scaled) and torch.equal(lse, lse_scaled)
     _close(out, FLASH(q, k, v)[0], "default-scale output")
 
 
-@pytest.mark.parametrize("case", ["float64", "long sequence"])
+@pytest.mark.parametrize("case", ["float64", "long sequence", "small heads"])
 def test_attention_hands_what_it_does_not_handle_to_flash(case):
     # The flash kernels are deterministic: a call routed to them gives their result bit for bit.
     if case == "float64":
-        q, k, v = _qkv(1, 2, 30, 30, 4, torch.float64)
-    else:  # 2049 x 2049 scores: over the 4 Mi elements Catch's kernel forms per head
+        q, k, v = _qkv(1, 2, 300, 300, 32, torch.float64)
+    elif case == "long sequence":  # 2049 x 2049 scores: over the 4 Mi elements Catch's kernel forms per head
         q, k, v = _qkv(1, 1, 2049, 2049, 2)
+    else:  # 64 x 64 x 16 multiply-adds per head: the fixed costs of whole-matrix GEMMs would dominate
+        q, k, v = _qkv(8, 4, 64, 64, 16)
     want_out, want_lse = FLASH(q, k, v)
     got_out, got_lse = ATTENTION(q, k, v)
     assert torch.equal(got_out, want_out) and torch.equal(got_lse, want_lse)
@@ -166,7 +170,7 @@ def _block():
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     torch.manual_seed(0)
-    return bench.TransformerBlock().to("mlu"), torch.randn(1, 96, 64).to("mlu")
+    return bench.TransformerBlock().to("mlu"), torch.randn(1, 384, 64).to("mlu")  # heads of 2.4 Mi macs
 
 
 def _train_step(model, x):
@@ -217,3 +221,41 @@ def test_invalid_kernels_setting_is_a_clear_error(monkeypatch):
     compiled_fn = torch.compile(lambda a: F.gelu(a @ a.t()), backend="mlu")
     with pytest.raises(mlu_compile.FuseConfigError, match="CATCH_FUSE_KERNELS='mkl': expected catch or aten"):
         compiled_fn(torch.ones(3, 3, device="mlu"))
+
+
+def test_inference_at_batch_sizes_above_one_uses_the_attention_kernel():
+    # Heads split as x.view(b, t, heads, d).transpose(1, 2) need clones in the matmuls when b > 1; Inductor still
+    # forms the attention when it compiles an inference group (its training graphs keep matmul + softmax there).
+    torch._dynamo.reset()
+    model, _ = _block()
+    model.eval()
+    x = torch.randn(3, 40, 64).to("mlu")
+    with torch.no_grad():
+        want = model(x)
+        got = torch.compile(copy.deepcopy(model), backend="mlu")(x)
+    torch.testing.assert_close(got.cpu(), want.cpu(), rtol=1e-4, atol=1e-5)
+    (group,) = mlu_compile.last_report().graphs[0].groups
+    assert group.ops.get("aten.bmm.default") == 2 and group.ops.get("aten.clone.default", 0) >= 2
+    assert group.kernels.get("torch_mlu.attention.default") == 1
+
+
+def test_dynamic_recompile_warns_that_nothing_is_fused():
+    torch._dynamo.reset()
+
+    def f(a):
+        return torch.tanh(a @ a.t()).sum(dim=1)
+
+    dynamic = torch.compile(f, backend="mlu")
+    dynamic(torch.randn(6, 4, device="mlu"))
+    with pytest.warns(UserWarning, match="dynamic shapes .* pass dynamic=False"):
+        got = dynamic(torch.randn(9, 4, device="mlu"))  # Dynamo recompiles with a symbolic size
+    assert got.shape == (9,)
+    assert all("symbolic shape" in n.reason for n in mlu_compile.last_report().left_out)
+
+    torch._dynamo.reset()
+    static = torch.compile(f, backend="mlu", dynamic=False)
+    static(torch.randn(6, 4, device="mlu"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        static(torch.randn(9, 4, device="mlu"))
+    assert mlu_compile.last_report().groups

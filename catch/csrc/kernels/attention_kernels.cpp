@@ -20,8 +20,8 @@
 //             dQ = dS K, dK = dSᵀ Q
 // The GEMMs go to oneDNN through ATen's mkldnn::_linear_pointwise (y = x wᵀ), whose JIT-generated code uses
 // AVX-512 on every CPU that has it (MKL's SGEMM takes its AVX2 path on non-Intel CPUs); without oneDNN, at::mm.
-// Inputs that are not float32 or 4-d, and score matrices over kMaxScoreElems elements, go to ATen's flash kernels
-// (which tile and so need no L x S buffer).
+// Inputs that are not float32 or 4-d, score matrices over kMaxScoreElems elements, and heads too small to gain
+// (kMinHeadMacs*) go to ATen's flash kernels (which tile and so need no L x S buffer).
 //
 // The row passes (softmax, exp, dS) are portable C++ on GCC vector extensions, built for x86-64-v4 (AVX-512),
 // x86-64-v3 (AVX2) and the baseline ISA and picked at load time (GCC target_clones); exp is Cephes' expf
@@ -31,6 +31,7 @@
 #include <ATen/core/Tensor.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -46,6 +47,12 @@ namespace {
 // Largest L * S handled here (16 MiB of float32 per score matrix; two per head in the backward). Beyond it the
 // flash kernels' tiling wins anyway.
 constexpr int64_t kMaxScoreElems = int64_t{1} << 22;
+// Smallest work per head, L * S * head_dim multiply-adds of one product, worth the whole-matrix GEMMs: below it the
+// fixed cost per oneDNN call and per head outweighs their speed, and the flash kernels are faster.
+// benchmarks/bench_attention.py measures both per shape: on one AVX-512 core the forward breaks even near 2^20
+// (e.g. 2 x 4 heads x 256 tokens x 16) and the backward, with five GEMMs per head, near 2^21.
+constexpr int64_t kMinHeadMacsForward = int64_t{1} << 20;
+constexpr int64_t kMinHeadMacsBackward = int64_t{1} << 21;
 
 // ---- row passes -------------------------------------------------------------------------------------------------
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -162,7 +169,7 @@ CATCH_ROW_ATTRS void grad_scores_row(const float* p, float* dp, int64_t n, float
 }
 
 // ---- the ops ------------------------------------------------------------------------------------------------------
-bool fast_path(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale) {
+bool fast_path(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale, int64_t min_head_macs) {
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return false;
   for (const auto* t : {&q, &k, &v}) {
     if (t->scalar_type() != at::kFloat || t->device().type() != c10::DeviceType::CPU) return false;
@@ -170,7 +177,7 @@ bool fast_path(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, do
   const int64_t b = q.size(0), h = q.size(1), l = q.size(2), s = k.size(2);
   if (k.size(0) != b || v.size(0) != b || k.size(1) != h || v.size(1) != h || v.size(2) != s) return false;
   if (k.size(3) != q.size(3) || b * h == 0 || l == 0 || s == 0 || q.size(3) == 0 || v.size(3) == 0) return false;
-  return scale > 0 && l * s <= kMaxScoreElems;
+  return scale > 0 && l * s <= kMaxScoreElems && l * s * std::max(q.size(3), v.size(3)) >= min_head_macs;
 }
 
 double resolve_scale(const at::Tensor& q, std::optional<double> scale) {
@@ -186,7 +193,7 @@ at::Tensor flash_layout(const at::Tensor& like, int64_t n, int64_t d) {
 std::tuple<at::Tensor, at::Tensor> attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                              std::optional<double> scale) {
   const double sc = resolve_scale(q, scale);
-  if (!fast_path(q, k, v, sc)) {
+  if (!fast_path(q, k, v, sc, kMinHeadMacsForward)) {
     return at::_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, false, std::nullopt, scale);
   }
   const int64_t heads = q.size(1), l = q.size(2), s = k.size(2);
@@ -219,7 +226,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> attention_backward(const at::Tens
   const bool same = grad_out.sizes() == out.sizes() && out.dim() == 4 && out.size(2) == q.size(2) &&
                     out.size(3) == v.size(3) && grad_out.scalar_type() == at::kFloat &&
                     out.scalar_type() == at::kFloat && lse.scalar_type() == at::kFloat && lse.dim() == 3;
-  if (!same || !fast_path(q, k, v, sc)) {
+  if (!same || !fast_path(q, k, v, sc, kMinHeadMacsBackward)) {
     return at::_scaled_dot_product_flash_attention_for_cpu_backward(grad_out, q, k, v, out, lse, 0.0, false,
                                                                     std::nullopt, scale);
   }

@@ -12,6 +12,7 @@ as an FX ``GraphModule`` whose fused submodules are fusion groups.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
@@ -30,18 +31,36 @@ def _compile_graph(report: FuseReport, kind: str, gm: GraphModule, example_input
     return make_boxed_func(gm.forward)
 
 
+def _has_symbolic_shapes(example_inputs: Sequence[Any]) -> bool:
+    for value in example_inputs:
+        if isinstance(value, torch.SymInt):
+            return True
+        if isinstance(value, torch.Tensor) and any(isinstance(s, torch.SymInt) for s in value.shape):
+            return True
+    return False
+
+
 def mlu_backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor], **kwargs: Any) -> Callable[..., Any]:
     """``torch.compile`` backend for mlu models (registered as ``mlu`` and ``catch``).
 
     ``gm``/``example_inputs``: Dynamo's graph and fake inputs (``torch._dynamo`` ``CompilerFn`` protocol). Returns
     the AOTAutograd-wrapped callable; training works through the backward graph. Options are not accepted:
-    ``torch.compile(..., options=...)`` raises ``TypeError`` naming them.
+    ``torch.compile(..., options=...)`` raises ``TypeError`` naming them. A graph with symbolic shapes (Dynamo's
+    automatic dynamic shapes, after an input's shape changed) gets a ``UserWarning``: none of its nodes can be
+    fused.
     """
     if kwargs:
         raise TypeError(f"mlu backend: unexpected options {sorted(kwargs)}")
     from torch._inductor.compile_fx import partition_fn
     from torch._inductor.decomposition import select_decomp_table
 
+    if _has_symbolic_shapes(example_inputs):
+        warnings.warn(
+            "mlu backend: this graph has dynamic shapes (Dynamo recompiles with symbolic sizes once an input's shape "
+            "changes), and fusion groups need static ones, so it runs as eager mlu kernels; pass dynamic=False to "
+            "torch.compile for one static graph per input shape",
+            stacklevel=2,
+        )
     report = new_report()
     return aot_module_simplified(
         gm,
