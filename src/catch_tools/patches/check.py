@@ -12,6 +12,7 @@ with unshipped paths skipped and native paths reported as failures, as ``apply -
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,7 +140,9 @@ def check_series(patches_dir: Path, *, source: Path | None = None, target_dir: P
     def skip(path: str) -> PathClass | None:
         return "unshipped" if target_dir is not None and classify_path(path) == "unshipped" else None
 
-    with progress_bar("checking", len(parsed), enabled=progress) as bar:
+    with progress_bar("checking", len(parsed), enabled=progress) as bar, contextlib.ExitStack() as stack:
+        if isinstance(reader, DirReader):
+            stack.callback(reader.close)
         outcomes = simulate([p for _, p in parsed], reader, report_fuzz=True, skip_class=skip,
                             on_patch=lambda _: bar.advance(bar.task_ids[0]) if bar is not None else None)
     for (i, _), out in zip(parsed, outcomes, strict=True):

@@ -30,6 +30,7 @@ from catch_tools.patches.classify import classify_path
 from catch_tools.patches.engine import DirReader, FileState, simulate
 from catch_tools.patches.model import MODE_EXEC, MODE_LINK, Patch, PathClass
 from catch_tools.patches.parse import display_path
+from catch_tools.patches.safefs import Root, UnsafePath, check_relative
 from catch_tools.patches.series import load_series
 
 _TMP = ".catch-new"
@@ -37,37 +38,73 @@ _BAK = ".catch-orig"
 JOURNAL = ".catch-apply-journal.json"
 
 
-def _write_journal(target_dir: Path, phase: str, entries: list[dict[str, str | bool]]) -> None:
-    tmp = target_dir / (JOURNAL + ".tmp")
-    tmp.write_text(json.dumps({"phase": phase, "entries": entries}), encoding="utf-8")
-    with open(tmp, "rb") as fh:
-        os.fsync(fh.fileno())
-    tmp.replace(target_dir / JOURNAL)
+def _write_journal(fs: Root, phase: str, entries: list[dict[str, str | bool]]) -> None:
+    tmp = JOURNAL + ".tmp"
+    fs.unlink(tmp, missing_ok=True)  # never write through whatever was planted there
+    fs.write_new(tmp, json.dumps({"phase": phase, "entries": entries}).encode("utf-8"), 0o644)
+    fs.replace(tmp, JOURNAL)
+
+
+def _journal_entries(fs: Root, where: str) -> tuple[str, list[dict[str, str | bool]]] | None:
+    try:
+        raw = fs.read_bytes(JOURNAL)
+    except FileNotFoundError:
+        return None
+    except UnsafePath:
+        raise UserError("the journal of an interrupted apply is a symbolic link: remove it and restore the directory "
+                        "from its source", path=where) from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+        phase, entries = data["phase"], data["entries"]
+        if phase not in ("commit", "done") or not isinstance(entries, list):
+            raise ValueError(phase)
+        for entry in entries:
+            for key in ("dest", "tmp", "bak"):
+                if not isinstance(entry[key], str):
+                    raise ValueError(key)
+            check_relative(entry["dest"])
+            if entry["tmp"] != entry["dest"] + _TMP or entry["bak"] != entry["dest"] + _BAK:
+                raise UnsafePath(entry["tmp"], "is not the journal's own temporary/backup name of " + entry["dest"])
+    except UnsafePath as err:
+        raise UserError(f"journal of an interrupted apply names {err.path!r}, outside or not made by an apply "
+                        f"({err.reason}): remove it and restore the directory from its source", path=where) from None
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        raise UserError("corrupt journal of an interrupted apply: restore the directory from its source",
+                        path=where) from None
+    return phase, entries
 
 
 def recover_dir(target_dir: Path) -> str | None:
-    """Finish an interrupted :func:`commit_dir_changes` (see module doc). Returns a note, or None if none pending."""
-    journal = target_dir / JOURNAL
-    try:
-        data = json.loads(journal.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except ValueError:
-        raise UserError("corrupt journal of an interrupted apply: restore the directory from its source",
-                        path=display_path(journal)) from None
-    for entry in data["entries"]:
-        dest, tmp, bak = (target_dir / str(entry[k]) for k in ("dest", "tmp", "bak"))
-        if tmp.exists() or tmp.is_symlink():
-            tmp.unlink()
-        if data["phase"] == "done":
-            if bak.exists() or bak.is_symlink():
-                bak.unlink()
-        elif bak.exists() or bak.is_symlink():
-            os.replace(bak, dest)
-        elif entry["created"] and (dest.exists() or dest.is_symlink()):
-            dest.unlink()
-    journal.unlink()
-    return ("finished" if data["phase"] == "done" else "rolled back") + f" an interrupted apply in {target_dir}"
+    """Finish an interrupted :func:`commit_dir_changes` (see module doc). Returns a note, or None if none pending.
+
+    Raises:
+        UserError: a corrupt journal, or one naming a path outside ``target_dir`` or through a symlink (nothing is
+        then changed).
+    """
+    where = display_path(target_dir / JOURNAL)
+    with Root(target_dir) as fs:
+        found = _journal_entries(fs, where)
+        if found is None:
+            return None
+        phase, entries = found
+        try:
+            for entry in entries:  # first every path is checked (nothing done yet), then acted on
+                for key in ("dest", "tmp", "bak"):
+                    fs.lstat(str(entry[key]))
+            for entry in entries:
+                dest, tmp, bak = (str(entry[k]) for k in ("dest", "tmp", "bak"))
+                fs.unlink(tmp, missing_ok=True)
+                if phase == "done":
+                    fs.unlink(bak, missing_ok=True)
+                elif fs.exists(bak):
+                    fs.replace(bak, dest)
+                elif entry.get("created"):
+                    fs.unlink(dest, missing_ok=True)
+        except UnsafePath as err:
+            raise UserError(f"journal of an interrupted apply names {err}: remove it and restore the directory from "
+                            "its source", path=where) from None
+        fs.unlink(JOURNAL)
+    return ("finished" if phase == "done" else "rolled back") + f" an interrupted apply in {target_dir}"
 
 
 def _skip_unshipped(path: str) -> PathClass | None:
@@ -87,7 +124,8 @@ def plan_dir_apply(patches: list[Patch], target_dir: Path) -> tuple[dict[str, Fi
                 raise UserError(f"patch {patch.name} changes native source {native[0]}: a wheel/directory overlay "
                                 "cannot apply it; a source build is needed (scripts/build_wheel.py --from-source)",
                                 path=display_path(patch.path), line=change.patch_line)
-    outcomes = simulate(patches, DirReader(target_dir), skip_class=_skip_unshipped)
+    with DirReader(target_dir) as reader:
+        outcomes = simulate(patches, reader, skip_class=_skip_unshipped)
     notes: list[str] = []
     changes: dict[str, FileState | None] = {}
     for out in outcomes:
@@ -101,58 +139,60 @@ def plan_dir_apply(patches: list[Patch], target_dir: Path) -> tuple[dict[str, Fi
     return changes, notes
 
 
-def _write_new(path: Path, state: FileState) -> Path:
-    tmp = path.with_name(path.name + _TMP)
+def _write_new(fs: Root, rel: str, state: FileState) -> str:
+    tmp = rel + _TMP
     mode, data = state
-    tmp.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()
+    fs.unlink(tmp, missing_ok=True)
     if mode == MODE_LINK:
-        os.symlink(data.decode("utf-8"), tmp)
+        fs.symlink_new(tmp, data.decode("utf-8"))
     else:
-        tmp.write_bytes(data)
-        os.chmod(tmp, 0o755 if mode == MODE_EXEC else 0o644)
+        fs.write_new(tmp, data, 0o755 if mode == MODE_EXEC else 0o644)
     return tmp
 
 
 def commit_dir_changes(target_dir: Path, changes: dict[str, FileState | None]) -> list[Path]:
-    """Write ``changes`` into ``target_dir`` all-or-nothing (see module doc). Returns the changed paths."""
-    staged: list[tuple[Path, Path | None]] = []
-    backups: list[tuple[Path, Path]] = []
-    entries: list[dict[str, str | bool]] = [
-        {"dest": rel, "tmp": rel + _TMP, "bak": rel + _BAK,
-         "created": not ((target_dir / rel).exists() or (target_dir / rel).is_symlink())}
-        for rel in sorted(changes)]
-    try:
-        _write_journal(target_dir, "commit", entries)
-        for rel, state in sorted(changes.items()):
-            dest = target_dir / rel
-            staged.append((dest, None if state is None else _write_new(dest, state)))
-        for dest, _ in staged:
-            if dest.exists() or dest.is_symlink():
-                bak = dest.with_name(dest.name + _BAK)
-                os.replace(dest, bak)
-                backups.append((dest, bak))
-        pause = os.environ.get("CATCH_PATCHES_PAUSE_MIDWAY")
-        if pause:  # test hook for crash-safety tests: originals moved away, new files not yet in place
-            time.sleep(float(pause))
-        for dest, tmp in staged:
-            if tmp is not None:
-                os.replace(tmp, dest)
-        _write_journal(target_dir, "done", entries)
-    except OSError as err:
-        for _dest, tmp in staged:
-            if tmp is not None and (tmp.exists() or tmp.is_symlink()):
-                tmp.unlink()
-        for dest, bak in backups:
-            os.replace(bak, dest)
-        (target_dir / JOURNAL).unlink(missing_ok=True)
-        raise UserError(f"cannot write {err.filename}: {err.strerror}; nothing was changed",
-                        path=display_path(target_dir)) from None
-    for _, bak in backups:
-        bak.unlink()
-    (target_dir / JOURNAL).unlink()
-    return [dest for dest, _ in staged]
+    """Write ``changes`` into ``target_dir`` all-or-nothing (see module doc). Returns the changed paths.
+
+    Every write goes through :class:`~catch_tools.patches.safefs.Root`: a symlink on the way (even one swapped in
+    during the run) stops the write and rolls everything back.
+    """
+    staged: list[tuple[str, str | None]] = []
+    backups: list[tuple[str, str]] = []
+    with Root(target_dir) as fs:
+        entries: list[dict[str, str | bool]] = [
+            {"dest": rel, "tmp": rel + _TMP, "bak": rel + _BAK, "created": not fs.exists(rel)}
+            for rel in sorted(changes)]
+        try:
+            _write_journal(fs, "commit", entries)
+            for rel, state in sorted(changes.items()):
+                staged.append((rel, None if state is None else _write_new(fs, rel, state)))
+            for rel, _ in staged:
+                if fs.exists(rel):
+                    fs.replace(rel, rel + _BAK)
+                    backups.append((rel, rel + _BAK))
+            pause = os.environ.get("CATCH_PATCHES_PAUSE_MIDWAY")
+            if pause:  # test hook for crash-safety tests: originals moved away, new files not yet in place
+                time.sleep(float(pause))
+            for rel, tmp in staged:
+                if tmp is not None:
+                    fs.replace(tmp, rel)
+            _write_journal(fs, "done", entries)
+        except (OSError, UnsafePath) as err:
+            for _rel, tmp in staged:
+                if tmp is not None:
+                    with contextlib.suppress(OSError, UnsafePath):
+                        fs.unlink(tmp, missing_ok=True)
+            for rel, bak in backups:
+                with contextlib.suppress(OSError, UnsafePath):
+                    fs.replace(bak, rel)
+            with contextlib.suppress(OSError, UnsafePath):
+                fs.unlink(JOURNAL, missing_ok=True)
+            what = str(err) if isinstance(err, UnsafePath) else f"{err.filename}: {err.strerror}"
+            raise UserError(f"cannot write {what}; nothing was changed", path=display_path(target_dir)) from None
+        for _, bak in backups:
+            fs.unlink(bak)
+        fs.unlink(JOURNAL)
+    return [target_dir / rel for rel, _ in staged]
 
 
 def apply_series_to_dir(series_dir: Path, target_dir: Path, *, echo: Callable[[str], None] | None = None

@@ -11,7 +11,6 @@ written anywhere.
 
 from __future__ import annotations
 
-import os
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import Protocol
 from catch_tools.patches.classify import classify_path
 from catch_tools.patches.hunks import HunkResult, apply_hunks
 from catch_tools.patches.model import MODE_EXEC, MODE_FILE, MODE_LINK, FileChange, Patch, PathClass
+from catch_tools.patches.safefs import Root, UnsafePath
 
 #: A file state: (git mode, contents) -- None means "absent".
 FileState = tuple[str, bytes]
@@ -35,21 +35,44 @@ class TreeReader(Protocol):
 
 
 class DirReader:
-    """A plain directory as a tree (an unpacked wheel, a source tarball)."""
+    """A plain directory as a tree (an unpacked wheel, a source tarball), read through
+    :class:`~catch_tools.patches.safefs.Root`: nothing outside ``root`` is ever read.
+
+    A path that goes through a symlink, or is itself a symlink, raises
+    :class:`~catch_tools.patches.safefs.UnsafePath` (the engine reports it as the patch's failure): an overlay
+    never patches through a symlink. A directory counts as absent (creating a file there fails when writing).
+    Call :meth:`close` (or use ``with``) to release the directory descriptor.
+    """
 
     def __init__(self, root: Path):
         self.root = root
+        self.fs = Root(root)
+
+    def close(self) -> None:
+        self.fs.close()
+
+    def __enter__(self) -> DirReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def exists(self, path: str) -> bool:
-        p = self.root / path
-        return p.is_symlink() or p.is_file()
+        st = self.fs.lstat(path)
+        if st is None or stat.S_ISDIR(st.st_mode):
+            return False
+        if stat.S_ISLNK(st.st_mode):
+            raise UnsafePath(path, "is a symbolic link in the target directory (an overlay never patches through "
+                             "a symlink)")
+        return stat.S_ISREG(st.st_mode)
 
     def read(self, path: str) -> FileState:
-        p = self.root / path
-        if p.is_symlink():
-            return MODE_LINK, os.readlink(p).encode("utf-8")
-        mode = MODE_EXEC if p.stat().st_mode & stat.S_IXUSR else MODE_FILE
-        return mode, p.read_bytes()
+        st = self.fs.lstat(path)
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            raise UnsafePath(path, "is a symbolic link in the target directory (an overlay never patches through "
+                             "a symlink)")
+        mode = MODE_EXEC if st is not None and st.st_mode & stat.S_IXUSR else MODE_FILE
+        return mode, self.fs.read_bytes(path)
 
 
 @dataclass
@@ -98,9 +121,29 @@ class VirtualTree:
 
 def _apply_change(tree: VirtualTree, change: FileChange, out: PatchOutcome, pending: dict[str, FileState | None],
                   report_fuzz: bool) -> None:
+    """Apply one file change onto ``pending`` (or record its problems in ``out``); a path that goes through a
+    symlink (of the tree, of an earlier patch, or on disk) is refused as ``git apply`` refuses it."""
     def current(path: str) -> FileState | None:
         return pending[path] if path in pending else tree.get(path)
 
+    try:
+        for path in change.paths:
+            parts = path.split("/")
+            for i in range(1, len(parts)):
+                prefix = "/".join(parts[:i])
+                state = current(prefix)
+                if state is not None and state[0] == MODE_LINK:
+                    raise UnsafePath(path, f"affected file is beyond a symbolic link ({prefix})")
+        _apply_change_checked(tree, change, out, pending, report_fuzz, current)
+    except UnsafePath as err:
+        where = str(err) if err.path in change.paths else f"{change.path}: {err}"
+        out.problems.append(FileProblem(change.path, f"{where}; refusing to patch through a symlink",
+                                        change.patch_line))
+
+
+def _apply_change_checked(tree: VirtualTree, change: FileChange, out: PatchOutcome,
+                          pending: dict[str, FileState | None], report_fuzz: bool,
+                          current: Callable[[str], FileState | None]) -> None:
     def fail(message: str, line: int | None = None) -> None:
         out.problems.append(FileProblem(change.path, message, line or change.patch_line))
 
