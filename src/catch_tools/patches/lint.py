@@ -5,7 +5,9 @@
 
 * every patch file in ``patches/`` is in ``series`` and every ``series`` entry exists; no duplicates
   (files that are not patches: ``series``, ``manifest.toml``, ``interfaces-reviewed.toml``, ``*.md``, dot-files);
-* every patch parses (UTF-8, LF line endings, well-formed hunks, ``unidiff``) and changes something;
+* every patch parses (UTF-8, LF line endings, ``unidiff``) and changes something; every diff header field and hunk
+  count ``git apply`` validates is valid, and no hunk header undercounts its body (git silently drops the extra
+  lines): :mod:`catch_tools.patches.validate`, each finding with file:line;
 * no path escapes the tree (absolute, ``..``, ``.git``, symlinks whose target leaves the tree);
 * binary changes only with a ``Catch-Binary: yes`` trailer;
 * headers: ``Upstream-Status`` with the Yocto vocabulary (Pending, Submitted [where], Backport [commit], Denied,
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from catch_tools.errors import UserError
-from catch_tools.patches.parse import display_path, parse_patch
+from catch_tools.patches.parse import display_path, parse_patch, patch_diff_problems
 from catch_tools.patches.series import NON_PATCH_FILES, SERIES_NAME, read_series_entries
 
 UPSTREAM_STATUS_RE = re.compile(
@@ -92,10 +94,13 @@ def lint_series(patches_dir: Path, *, repo: Path | None = None) -> list[LintProb
         if not path.is_file():
             problems.append(LintProblem(series_file, entry.line, f"series names {entry.name}, which does not exist"))
             continue
+        found = patch_diff_problems(path, entry.strip)
+        problems.extend(LintProblem(file, p.line, p.message) for p in found)
         try:
             patch = parse_patch(path, strip=entry.strip, name=entry.name, series_line=entry.line)
         except UserError as err:
-            problems.append(LintProblem(err.path or file, err.line, err.message))
+            if not any(p.line == err.line and p.message == err.message for p in found):
+                problems.append(LintProblem(err.path or file, err.line, err.message))
             continue
         trailers = patch.meta.trailers
         status = trailers.get("Upstream-Status")

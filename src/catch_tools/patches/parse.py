@@ -32,8 +32,8 @@ from unidiff.errors import UnidiffParseError
 
 from catch_tools.errors import UserError
 from catch_tools.patches.model import MODE_LINK, FileChange, Hunk, HunkLine, Patch, PatchFormat, PatchMeta
+from catch_tools.patches.validate import DiffProblem, diff_problems
 
-_HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
 _FIELD_RE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*):(?:\s(.*)|)$")
 _PATCH_PREFIX_RE = re.compile(r"^\[PATCH[^\]]*\]\s*")
 _MBOX_FROM_RE = re.compile(r"^From \S+ ")
@@ -165,43 +165,12 @@ def _fallback_subject(name: str) -> str:
     return stem.replace("-", " ").replace("_", " ").strip() or name
 
 
-def _check_hunk_headers(lines: list[str], first: int, where: str) -> None:
-    """Validate every ``@@`` line and that each hunk has as many lines as its header says (unidiff silently skips
-    a malformed header)."""
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("@@"):
-            m = _HUNK_RE.match(line)
-            if not m:
-                raise UserError(f"malformed hunk header {line[:60]!r}", path=where, line=first + i)
-            old = 1 if m.group(2) is None else int(m.group(2))
-            new = 1 if m.group(4) is None else int(m.group(4))
-            j = i + 1
-            while old > 0 or new > 0:
-                if j >= len(lines):
-                    raise UserError(f"hunk {line.split('@@')[1].strip()!r} ends early: expected {old} more old "
-                                    f"and {new} more new lines", path=where, line=first + j)
-                body = lines[j]
-                kind = body[:1]
-                if body.startswith("\\"):
-                    pass
-                elif kind == " " or body == "":
-                    old, new = old - 1, new - 1
-                elif kind == "-":
-                    old -= 1
-                elif kind == "+":
-                    new -= 1
-                else:
-                    raise UserError(f"hunk line does not start with ' ', '-' or '+' ({old} old and {new} new lines "
-                                    "still expected): the hunk header's line counts are wrong", path=where,
-                                    line=first + j)
-                if old < 0 or new < 0:
-                    raise UserError("hunk is longer than its header says", path=where, line=first + j)
-                j += 1
-            i = j
-            continue
-        i += 1
+def _check_diff(lines: list[str], first: int, strip: int, where: str) -> None:
+    """Raise the first problem ``git apply`` refuses a patch for (see :mod:`catch_tools.patches.validate`;
+    unidiff silently skips a malformed hunk header)."""
+    for problem in diff_problems(lines, first, strip):
+        if problem.refuses:
+            raise UserError(problem.message, path=where, line=problem.line)
 
 
 def _safe_path(raw: str, strip: int, where: str, line: int) -> str:
@@ -337,8 +306,23 @@ def parse_patch(path: Path, *, strip: int = 1, name: str | None = None, series_l
         fmt = meta.format
     meta.format = fmt
     diff_lines = lines[start:]
-    _check_hunk_headers(diff_lines[:-1] if diff_lines and diff_lines[-1] == "" else diff_lines, start + 1, where)
+    _check_diff(diff_lines[:-1] if diff_lines and diff_lines[-1] == "" else diff_lines, start + 1, strip, where)
     files = _file_changes("\n".join(diff_lines), start + 1, strip, where)
     if not files:
         raise UserError("empty patch: the diff changes no file", path=where, line=start + 1)
     return Patch(name=display_name, path=path, strip=strip, series_line=series_line, meta=meta, files=files, raw=raw)
+
+
+def patch_diff_problems(path: Path, strip: int = 1) -> list[DiffProblem]:
+    """Every :func:`~catch_tools.patches.validate.diff_problems` finding of the patch file ``path`` (for ``lint``),
+    including those ``git apply`` accepts. Empty when the file cannot be read or decoded (``parse_patch`` reports
+    that)."""
+    try:
+        lines = path.read_bytes().decode("utf-8").split("\n")
+    except (OSError, UnicodeDecodeError):
+        return []
+    start = diff_start(lines)
+    if start is None:
+        return []
+    diff_lines = lines[start:]
+    return diff_problems(diff_lines[:-1] if diff_lines and diff_lines[-1] == "" else diff_lines, start + 1, strip)
