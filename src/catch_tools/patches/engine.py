@@ -150,9 +150,9 @@ def _apply_change_checked(tree: VirtualTree, change: FileChange, out: PatchOutco
     if change.binary:
         fail(f"{change.path}: binary change: the in-memory engine does not apply binary patches (use git mode)")
         return
-    if change.old_path is None:  # creation
+    if change.old_path is None or (change.maybe_new and current(change.old_path) is None):  # creation
         assert change.new_path is not None
-        if current(change.new_path) is not None:
+        if change.old_path is None and current(change.new_path) is not None:
             fail(f"{change.new_path}: file to create already exists")
             return
         content = b"".join(b"".join(h.new_lines) for h in change.hunks)

@@ -75,6 +75,9 @@ class FileChange:
     new_mode: str | None = None
     is_copy: bool = False
     binary: bool = False
+    #: a traditional (non-git) diff whose only hunk is ``@@ -0,0 ...``: creates the file when it is absent, else
+    #: edits the (empty) file -- git apply's ``is_new < 0`` ("unknown") case.
+    maybe_new: bool = False
 
     @property
     def path(self) -> str:

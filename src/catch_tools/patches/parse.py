@@ -225,9 +225,12 @@ def _file_changes(diff: str, first: int, strip: int, where: str) -> list[FileCha
             old_path = _safe_path(src, max(strip - 1, 0), where, header_line)
             new_path = _safe_path(dst, max(strip - 1, 0), where, header_line)
         else:
-            if not (pf.is_added_file or old_raw == "/dev/null"):
+            # Created/deleted only when a side is /dev/null (unidiff maps "new/deleted file mode" to it). Not
+            # unidiff's is_added_file/is_removed_file: they also call "@@ -0,0 +1 @@" (filling an existing empty
+            # file) a creation and "@@ -1 +0,0 @@" (emptying a file) a deletion; git apply does not.
+            if old_raw != "/dev/null":
                 old_path = _safe_path(old_raw, strip, where, header_line)
-            if not (pf.is_removed_file or new_raw == "/dev/null"):
+            if new_raw != "/dev/null":
                 new_path = _safe_path(new_raw, strip, where, header_line)
         if old_path is None and new_path is None:
             raise UserError("file header names /dev/null on both sides", path=where, line=header_line)
@@ -248,7 +251,9 @@ def _file_changes(diff: str, first: int, strip: int, where: str) -> list[FileCha
             old_path=old_path, new_path=new_path, hunks=hunks, patch_line=header_line,
             old_mode=hdr.get("old mode") or hdr.get("deleted file mode"),
             new_mode=hdr.get("new mode") or hdr.get("new file mode"),
-            is_copy="copy from" in hdr, binary=bool(pf.is_binary_file or "binary" in hdr))
+            is_copy="copy from" in hdr, binary=bool(pf.is_binary_file or "binary" in hdr),
+            maybe_new=(old_path is not None and old_path == new_path and len(hunks) == 1 and hunks[0].old_len == 0
+                       and not any(x.startswith("diff --git ") for x in info)))
         _check_symlink(change, where)
         changes.append(change)
     return changes
