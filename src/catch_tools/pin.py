@@ -74,11 +74,37 @@ def load_pin(path: Path | None = None) -> Pin:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UserError("pin manifest not found", path=path) from None
+    except IsADirectoryError:
+        raise UserError("is a directory, expected the pin manifest file (manifest.toml)", path=path) from None
     return parse_pin(text, path)
+
+
+def _key_line(text: str, section: str, key: str | None = None) -> int | None:
+    """1-based line of ``key = ...`` inside ``[section]`` of the TOML ``text`` (of the ``[section]`` header when
+    ``key`` is None); None when not found (tomllib reports no positions for valid TOML)."""
+    current = None
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        header = re.match(r"^\[\s*([A-Za-z0-9_.-]+)\s*\]", stripped)
+        if header:
+            current = header.group(1)
+            if key is None and current == section:
+                return number
+            continue
+        if key is not None and current == section and re.match(rf"^{re.escape(key)}\s*=", stripped):
+            return number
+        if key is None and re.match(rf"^{re.escape(section)}\s*=", stripped) and current is None:
+            return number
+    return None
 
 
 def parse_pin(text: str, path: str | Path) -> Pin:
     """Validate manifest ``text`` (read from ``path``, named in errors) as :func:`load_pin` does; no file is read.
+
+    Every error is one line naming ``path`` and, when the key is in the file, its line: ``[upstream]`` and
+    ``[series]`` must be tables; ``repository``, ``tag``, ``commit``, ``wheel_version`` strings; ``commit`` 40
+    lowercase hex digits; ``wheel_version`` a PEP 440 version; ``[series] version`` a positive integer (not a
+    string, float or boolean).
 
     Raises:
         UserError: TOML syntax error (with line), missing key, or a malformed commit/version.
@@ -87,23 +113,43 @@ def parse_pin(text: str, path: str | Path) -> Pin:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise toml_error(err, path) from None
-    try:
-        up, series = data["upstream"], data["series"]
-        pin = Pin(
-            repository=str(up["repository"]),
-            tag=str(up["tag"]),
-            commit=str(up["commit"]),
-            wheel_version=str(up["wheel_version"]),
-            series_version=int(series["version"]),
-        )
-    except KeyError as err:
-        raise UserError(f"missing key {err.args[0]!r}", path=path) from None
+    tables: dict[str, dict[str, object]] = {}
+    for section in ("upstream", "series"):
+        table = data.get(section)
+        if table is None:
+            raise UserError(f"missing table [{section}] (see patches/manifest.toml in the repository for the shape)",
+                            path=path)
+        if not isinstance(table, dict):
+            raise UserError(f"{section} must be a table ([{section}] with keys), got {type(table).__name__}",
+                            path=path, line=_key_line(text, section))
+        tables[section] = table
+
+    def value(section: str, key: str, kind: type, what: str) -> object:
+        table = tables[section]
+        if key not in table:
+            raise UserError(f"missing key {key!r} in [{section}]", path=path, line=_key_line(text, section))
+        got = table[key]
+        if not isinstance(got, kind) or isinstance(got, bool):
+            raise UserError(f"{section}.{key} must be {what}, got {got!r}", path=path,
+                            line=_key_line(text, section, key))
+        return got
+
+    strings = {key: str(value("upstream", key, str, "a string"))
+               for key in ("repository", "tag", "commit", "wheel_version")}
+    version = value("series", "version", int, "a positive integer (e.g. version = 1)")
+    assert isinstance(version, int)
+    if version < 1:
+        raise UserError(f"series.version must be a positive integer, got {version}", path=path,
+                        line=_key_line(text, "series", "version"))
+    pin = Pin(series_version=version, **strings)
     if not _HEX40.match(pin.commit):
-        raise UserError(f"upstream.commit must be 40 lowercase hex digits, got {pin.commit!r}", path=path)
+        raise UserError(f"upstream.commit must be 40 lowercase hex digits, got {pin.commit!r}", path=path,
+                        line=_key_line(text, "upstream", "commit"))
     try:
         Version(pin.wheel_version)
     except InvalidVersion:
-        raise UserError(f"upstream.wheel_version is not a PEP 440 version: {pin.wheel_version!r}", path=path) from None
+        raise UserError(f"upstream.wheel_version is not a PEP 440 version: {pin.wheel_version!r}", path=path,
+                        line=_key_line(text, "upstream", "wheel_version")) from None
     return pin
 
 

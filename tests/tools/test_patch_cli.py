@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import SmallTree, git_cmd, numbered
+from conftest import REPO_ROOT, SmallTree, git_cmd, numbered
 
 LOCATED = re.compile(r"^error: \S+:\d+: .+$")
 
@@ -109,7 +109,7 @@ def test_dirty_tree_and_wrong_base_through_cli(small_tree: SmallTree, run_script
 
 def test_missing_source_and_help(run_script, tmp_path) -> None:
     proc = run_script("apply_patches.py", "status", "--source", str(tmp_path / "nope"), "--patches-dir",
-                      str(tmp_path))
+                      str(tmp_path), "--pin", str(REPO_ROOT / "patches" / "manifest.toml"))
     assert "does not exist" in _one_line_error(proc, located=False)
     for sub in ("apply", "check", "status", "reverse", "export", "lint"):
         helped = run_script("apply_patches.py", sub, "--help")

@@ -70,8 +70,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     combined = args.wheels[-1]
     upstream = args.wheels[0] if len(args.wheels) == 2 else release_wheel(load_pin().wheel_version)
     for path in (upstream, combined):
+        if path.is_dir():
+            raise UserError("is a directory, expected a wheel file (.whl): pass the wheel itself, e.g. dist/*.whl",
+                            path=path, exit_code=1)
         if not path.is_file():
-            raise UserError("wheel not found", path=path, exit_code=1)
+            raise UserError("wheel not found (build it with scripts/build_wheel.py, or check the path)", path=path,
+                            exit_code=1)
+    if upstream.resolve() == combined.resolve():
+        print(f"note: comparing {combined} with itself: every interface is unchanged by construction; pass the "
+              "upstream wheel first to compare two different wheels", file=sys.stderr)
     accepted = load_acceptances(args.accept) if args.accept else []
     report = run_check(upstream, combined, args.layers, python=args.python,
                        namespaces=tuple(args.namespaces or BACKEND_NAMESPACES), full_elf=args.full_elf,

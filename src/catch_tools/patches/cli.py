@@ -42,6 +42,9 @@ def _pin(args: argparse.Namespace) -> Pin:
     if args.pin:
         return load_pin(Path(args.pin))
     local = _patches_dir(args) / MANIFEST_NAME
+    if args.patches_dir and not local.is_file():
+        raise UserError(f"no {MANIFEST_NAME} in {args.patches_dir}: the series' pin states its upstream base; copy "
+                        f"patches/{MANIFEST_NAME} there or pass --pin FILE", path=str(local))
     return load_pin(local if local.is_file() else None)
 
 

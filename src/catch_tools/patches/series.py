@@ -43,8 +43,12 @@ def read_series_entries(patches_dir: Path, *, allow_duplicates: bool = False) ->
     where = display_path(series)
     try:
         text = series.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError("series file not found", path=where) from None
+    except (FileNotFoundError, NotADirectoryError):
+        what = "is a file, expected the patches/ directory" if patches_dir.is_file() else "series file not found"
+        raise UserError(what + " (pass --patches-dir DIR holding a quilt series file)",
+                        path=display_path(patches_dir if patches_dir.is_file() else series)) from None
+    except IsADirectoryError:
+        raise UserError("is a directory, expected the quilt series file", path=where) from None
     except UnicodeDecodeError:
         raise UserError("series file is not UTF-8", path=where) from None
     entries: list[SeriesEntry] = []

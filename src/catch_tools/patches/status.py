@@ -100,8 +100,12 @@ def series_status(source: Path, patches_dir: Path, *, base: str | None = None, p
     state = read_state(target)
     in_progress = None
     if state is not None:
-        in_progress = (f"patch {state.patch} stopped at a conflict" if state.operation == "stopped"
-                       else f"interrupted {state.operation} (the next apply/reverse recovers it)")
+        in_progress = (f"patch {state.patch} stopped at a conflict (finish it with `git -C {source} am "
+                       "--continue` then `scripts/apply_patches.py export`, or run `scripts/apply_patches.py reverse "
+                       f"--source {source}`)" if state.operation == "stopped"
+                       else f"interrupted {state.operation}: the work tree is half-updated; run "
+                       f"`scripts/apply_patches.py apply --source {source}` to recover and finish it (or "
+                       f"`scripts/apply_patches.py reverse --source {source}` to go back to the base)")
     patches = load_series(patches_dir)
     base_sha = target.rev(REF_BASE) or resolve_base(target, base, pin)
     head = target.head()

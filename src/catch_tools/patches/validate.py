@@ -74,7 +74,7 @@ def _is_diff_like(lines: list[str], j: int) -> bool:
         return False
     if line.startswith("--- ") and j + 1 < len(lines) and lines[j + 1].startswith("+++ "):
         return False
-    return line != "-- "  # the format-patch signature separator
+    return line not in ("-- ", "--")  # the format-patch signature separator (its trailing space often stripped)
 
 
 class _Scanner:

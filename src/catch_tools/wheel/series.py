@@ -29,7 +29,9 @@ def series_is_empty(series_dir: Path) -> bool:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise UserError("series file not found", path=path) from None
+        raise UserError("series file not found: is this a patches/ directory?", path=path) from None
+    except IsADirectoryError:
+        raise UserError("is a directory, expected the quilt series file", path=path) from None
     return all(not re.sub(r"(^|\s)#.*$", "", line).strip() for line in text.splitlines())
 
 

@@ -17,8 +17,10 @@ from catch_tools.upstream import release_wheel
 def upstream_wheel(path: Path | None, pin: Pin) -> Path:
     """``path`` if given (must exist), else the cached ``torch==<pin.wheel_version>`` wheel (``pip download``)."""
     if path is not None:
+        if path.is_dir():
+            raise UserError("is a directory, expected the upstream wheel file (torch-*.whl)", path=path)
         if not path.is_file():
-            raise UserError("upstream wheel not found", path=path)
+            raise UserError("upstream wheel not found (omit the option to download the pinned one)", path=path)
         return path
     return release_wheel(pin.wheel_version)
 
@@ -37,8 +39,10 @@ def backend_wheel(path: Path | None, catch_dir: Path, out_dir: Path) -> Path:
             output is quoted; the full log is in ``out_dir/build.log``).
     """
     if path is not None:
+        if path.is_dir():
+            raise UserError("is a directory, expected the backend wheel file (torch_mlu-*.whl)", path=path)
         if not path.is_file():
-            raise UserError("backend wheel not found", path=path)
+            raise UserError("backend wheel not found (omit the option to build it from catch/)", path=path)
         return path
     if not (catch_dir / "pyproject.toml").is_file():
         raise UserError("no pyproject.toml: the Catch backend sources are missing", path=catch_dir)
