@@ -50,6 +50,7 @@ def test_warns_once_per_op():
         "msgs = [str(m.message) for m in w if 'falls back to the CPU' in str(m.message)]\n"
         "print(len(msgs)); print(sorted(m.split(\"'\")[1] for m in msgs))\n"
         "print(torch.mlu.fallback_report()['aten::histc'])\n"
+        "print(repr(str(w[0].message)))\n"
     )
     out = run_python(code)
     assert out.returncode == 0, out.stderr
@@ -57,6 +58,8 @@ def test_warns_once_per_op():
     assert lines[0] == "2"
     assert lines[1] == "['aten::bucketize.Tensor', 'aten::histc']"
     assert lines[2] == "3"
+    # the message a user reads: no "(Triggered internally at <build dir>/csrc/...cpp:N.)" suffix
+    assert lines[3].endswith("make it an error.'") and ".cpp" not in lines[3], lines[3]
 
 
 def test_strict_mode_env_names_the_op():
