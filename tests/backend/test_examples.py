@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The demo networks (examples/resnet_digits.py, transformer_lm.py, serve_inference.py) with small step counts.
 
-Each demo runs on mlu and on cpu in one process and writes its record to ``--result`` (JSON); the tests read it and assert
-that training improves the metric, that the emulated mlu reproduces the cpu numbers for the same seed (the device
+Each demo runs on mlu and on cpu in one process and writes its record to ``--result`` (JSON); the tests read it and
+assert that training improves the metric, that the emulated mlu reproduces the cpu numbers for the same seed (the device
 kernels run ATen's CPU kernels on the device buffers), that no op fell back to the CPU, and that the served
 predictions equal the in-process model's. ``--threads 1`` keeps the runs fast on a busy CI machine.
 """
