@@ -474,13 +474,9 @@ void mlu_cpu_fallback(const c10::OperatorHandle& op, Stack* stack) {
     first = s.counts[full]++ == 0;
   }
   if (first) {
-    // verbatim: Python shows the message alone, without "(Triggered internally at <build path>/...cpp:N.)"
-    c10::warn(c10::Warning(c10::Warning::UserWarning(), {__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
-                           c10::str("The operator '", full,
-                                    "' has no mlu device kernel; it falls back to the CPU (copies in and out). "
-                                    "This warning is shown once per operator; set CATCH_FALLBACK_STRICT=1 to make "
-                                    "it an error."),
-                           /*verbatim=*/true));
+    TORCH_WARN("The operator '", full,
+               "' has no mlu device kernel; it falls back to the CPU (copies in and out). "
+               "This warning is shown once per operator; set CATCH_FALLBACK_STRICT=1 to make it an error.");
   }
   at::native::cpu_fallback(op, stack);
 }
