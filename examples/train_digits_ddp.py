@@ -42,22 +42,20 @@ from _demo import (  # examples/ is sys.path[0] when this file runs as a script
 )
 from train_digits import DigitsCNN, load_data
 
+#: The c10d backend of each device type, as a CUDA script pairs nccl with cuda and gloo with cpu.
+BACKENDS = {"mlu": "cncl", "cpu": "gloo"}
+
 
 def train_on(kind: str, args: argparse.Namespace, tag: str = "") -> dict[str, Any]:
-    """One DDP run on ``kind`` (``mlu``: cncl, one device per local rank; ``cpu``: gloo); rank 0's record.
+    """One DDP run on ``kind`` (``mlu``: cncl, one device per local rank; ``cpu``: gloo) in the default process
+    group that :func:`main` set up; returns rank 0's record.
 
     Rank 0's progress lines start with ``tag`` (``[mlu] `` when several devices run one after the other).
     """
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    if kind == "mlu":
-        device = torch.device("mlu", local_rank)
-        torch.mlu.set_device(device)
-        dist.init_process_group("cncl")
-    else:
-        device = torch.device("cpu")
-        dist.init_process_group("gloo")
+    device = torch.device("mlu", local_rank) if kind == "mlu" else torch.device("cpu")
     rank, world = dist.get_rank(), dist.get_world_size()
-    backend = dist.get_backend()
+    backend = BACKENDS[kind]
 
     x_train, y_train, x_test, y_test = load_data(args.seed)
     torch.manual_seed(args.seed)  # same initial weights everywhere (DDP also broadcasts rank 0's)
@@ -109,7 +107,6 @@ def train_on(kind: str, args: argparse.Namespace, tag: str = "") -> dict[str, An
         print(f"{tag}test accuracy {accuracy:.4f}")
         print(f"{tag}{world} processes on {device.type} ({backend}), {steps} steps per process, "
               f"{ms:.1f} ms per step", flush=True)
-    dist.destroy_process_group()
     return {"device": kind, "backend": backend, "world_size": world, "steps": steps, "epoch_losses": epoch_losses,
             "final_loss": epoch_losses[-1] if epoch_losses else float("nan"), "test_accuracy": accuracy,
             "ms_per_step": ms}
@@ -136,7 +133,14 @@ def main(argv: list[str] | None = None) -> int:
         if not hasattr(torch, "mlu"):
             raise DemoError("--device mlu: torch_mlu is not installed (pip install ./catch)")
         import torch_mlu.distributed  # noqa: F401  (registers "cncl"; a no-op once torch_mlu imports it itself)
+    if "mlu" in kinds:
+        torch.mlu.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    # One process group for the whole run; with both devices, c10d sends mlu tensors to cncl and cpu tensors to
+    # gloo ("mlu:cncl,cpu:gloo"), as a CUDA script's "cuda:nccl,cpu:gloo" does.
+    dist.init_process_group(",".join(f"{kind}:{BACKENDS[kind]}" for kind in kinds) if len(kinds) > 1
+                            else BACKENDS[kinds[0]])
     runs = [train_on(kind, args, f"[{kind}] " if len(kinds) > 1 else "") for kind in kinds]
+    dist.destroy_process_group()
     if int(os.environ["RANK"]) == 0:
         print_summary(f"Digits CNN, DDP over {runs[0]['world_size']} processes", runs,
                       [("backend", "backend", "s"), ("final_loss", "last epoch loss", ".4f"),
