@@ -50,7 +50,7 @@ def backend_wheel(path: Path | None, catch_dir: Path, out_dir: Path) -> Path:
         raise UserError("no pyproject.toml: the Catch backend sources are missing", path=catch_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     log = out_dir / "build.log"
-    print(f"building the Catch backend (C++, 1-2 min on 2 cores; full log: {log})", file=sys.stderr, flush=True)
+    print("building the Catch backend (C++, 1-2 min on 2 idle cores)", file=sys.stderr, flush=True)
     start = time.monotonic()
     lines: list[str] = []
     with subprocess.Popen(backend_build_command(catch_dir, out_dir), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
