@@ -1,9 +1,11 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Plumbing shared by the demo networks: ``--device`` parsing, step timing, the per-device summary and the RESULT line.
+"""Plumbing shared by the demos: ``--device`` parsing, step timing, the per-device summary and the result file.
 
-Every demo runs the same code on each device named by ``--device`` (default ``both`` = ``mlu`` then ``cpu``) and ends
-with one machine-readable line ``RESULT {json}`` (tests and CI parse it; humans read the table above it).
+Every demo runs the same code on each device named by ``--device`` (``both`` = ``mlu`` then ``cpu``), prints a table
+with the metric and the time per step of each device side by side, and writes the full record (losses per step,
+metrics, fallbacks) as JSON to ``--result`` (default ``examples/results/<demo>.json``, ignored by git); the terminal
+gets one line naming that file. Tests and CI read the file.
 """
 
 from __future__ import annotations
@@ -15,25 +17,36 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import torch
+
+#: Where the result files go by default (``.gitignore`` lists it).
+RESULTS = Path(__file__).resolve().parent / "results"
+#: What ``--device`` accepts, for help and errors.
+DEVICE_CHOICES = "mlu, cpu, both (= mlu,cpu), mlu:N or a comma-separated list such as mlu:1,cpu"
 
 
 class DemoError(Exception):
     """A bad command line or environment; ``run`` prints it as one ``error: ...`` line and exits with status 2."""
 
 
-def add_common_args(parser: argparse.ArgumentParser, steps: int) -> None:
-    """Add ``--device``, ``--seed``, ``--steps`` (default ``steps``), ``--log-every`` and ``--threads``."""
-    parser.add_argument("--device", default="both",
-                        help="both (= mlu,cpu), mlu, cpu, mlu:1 or a comma-separated list (default: both)")
+def add_common_args(parser: argparse.ArgumentParser, steps: int | None, device: str = "both",
+                    log_every: int = 25) -> None:
+    """Add ``--device`` (default ``device``), ``--seed``, ``--steps`` (default ``steps``; None: the demo's own
+    length), ``--log-every`` (default ``log_every``), ``--threads`` and ``--result``."""
+    parser.add_argument("--device", default=device, help=f"{DEVICE_CHOICES} (default: {device})")
     parser.add_argument("--seed", type=int, default=0, help="seed for weights, batches and sampling (default: 0)")
-    parser.add_argument("--steps", type=int, default=steps, help=f"optimizer steps per device (default: {steps})")
-    parser.add_argument("--log-every", type=int, default=25, help="print the loss every N steps (default: 25)")
+    parser.add_argument("--steps", type=int, default=steps,
+                        help=f"optimizer steps per device (default: {steps if steps is not None else 'all epochs'})")
+    parser.add_argument("--log-every", type=int, default=log_every,
+                        help=f"print the loss every N steps (default: {log_every})")
     parser.add_argument("--threads", type=int, default=0,
                         help="host threads for kernels (torch.set_num_threads); 0 keeps PyTorch's default. "
                              "On a busy machine 1 avoids oversubscription (the emulated mlu computes on the host)")
+    parser.add_argument("--result", type=Path, default=None,
+                        help="write the full result (JSON) here (default: examples/results/<demo>.json)")
 
 
 def apply_threads(threads: int) -> None:
@@ -47,25 +60,28 @@ def apply_threads(threads: int) -> None:
 def parse_devices(value: str) -> list[torch.device]:
     """``both`` -> [mlu, cpu]; otherwise a comma-separated list of device strings, each checked to exist.
 
-    Raises DemoError for an unknown device type, ``mlu`` without torch_mlu installed, or an index past
-    ``torch.mlu.device_count()`` -- the same rules ``torch.device`` and CUDA's ``device_count`` apply.
+    Raises DemoError for an unknown device type (the message lists what ``--device`` accepts, not PyTorch's list of
+    device types, which names the PrivateUse1 key instead of mlu), ``mlu`` without torch_mlu installed, or an index
+    past ``torch.mlu.device_count()`` -- the same rules ``torch.device`` and CUDA's ``device_count`` apply.
     """
     names = ["mlu", "cpu"] if value == "both" else [part.strip() for part in value.split(",") if part.strip()]
     if not names:
-        raise DemoError(f"--device {value!r}: no device named")
+        raise DemoError(f"--device {value!r}: no device named; use {DEVICE_CHOICES}")
     devices = []
     for name in names:
+        if name == "both":
+            raise DemoError(f"--device {value}: 'both' cannot be part of a list; use {DEVICE_CHOICES}")
         try:
             dev = torch.device(name)
-        except RuntimeError as exc:
-            raise DemoError(f"--device {name}: {exc}") from None
+        except RuntimeError:
+            raise DemoError(f"--device {name}: not a device; use {DEVICE_CHOICES}") from None
         if dev.type == "mlu":
             if not hasattr(torch, "mlu") or not torch.mlu.is_available():
                 raise DemoError(f"--device {name}: torch_mlu is not installed or sees no device (pip install ./catch)")
             if dev.index is not None and dev.index >= torch.mlu.device_count():
                 raise DemoError(f"--device {name}: only {torch.mlu.device_count()} mlu device(s)")
         elif dev.type != "cpu":
-            raise DemoError(f"--device {name}: the demos run on mlu and cpu")
+            raise DemoError(f"--device {name}: the demos run on mlu and cpu; use {DEVICE_CHOICES}")
         devices.append(dev)
     return devices
 
@@ -147,9 +163,22 @@ def print_summary(title: str, runs: Sequence[dict[str, Any]], columns: Sequence[
         print(f"  mlu/cpu {time_label}: {timed['mlu'] / timed['cpu']:.2f}x (emulated mlu: kernels run on the host)")
 
 
-def emit_result(demo: str, seed: int, runs: Sequence[dict[str, Any]], **extra: Any) -> None:
-    """Print ``RESULT {"demo": ..., "seed": ..., "runs": [...], ...}`` as the last line (one line of JSON)."""
-    print("RESULT " + json.dumps({"demo": demo, "seed": seed, "runs": list(runs), **extra}), flush=True)
+def emit_result(demo: str, seed: int, runs: Sequence[dict[str, Any]], path: Path | None = None,
+                **extra: Any) -> Path:
+    """Write ``{"demo": ..., "seed": ..., "runs": [...], ...}`` as JSON to ``path`` (default
+    ``examples/results/<demo>.json``) and print one line naming it; returns the path. DemoError if it cannot write."""
+    target = path if path is not None else RESULTS / f"{demo}.json"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps({"demo": demo, "seed": seed, "runs": list(runs), **extra}, indent=1) + "\n")
+    except OSError as exc:
+        raise DemoError(f"--result {target}: {exc.strerror}") from None
+    try:
+        shown = target.resolve().relative_to(Path.cwd())
+    except ValueError:
+        shown = target
+    print(f"result: {shown} (losses per step, metrics and fallbacks of {len(runs)} run(s), JSON)", flush=True)
+    return target
 
 
 def run(main: Callable[[list[str] | None], int], argv: list[str] | None = None) -> int:

@@ -11,7 +11,7 @@ numbers: with the emulated mlu the per-step losses match the cpu run. After trai
 statistics are recomputed over the training set (``torch.optim.swa_utils.update_bn``) before the test.
 
 Prints the training loss every ``--log-every`` steps, then per device the test loss, test accuracy and median
-milliseconds per optimizer step, a summary table and a last ``RESULT {json}`` line.
+milliseconds per optimizer step, a summary table and the line naming the result file (``--result``, JSON).
 """
 
 from __future__ import annotations
@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     print_summary("ResNet on digits", runs, [("first_loss", "first loss", ".4f"), ("final_loss", "last loss", ".4f"),
                                              ("test_loss", "test loss", ".4f"), ("test_accuracy", "test acc", ".4f"),
                                              ("ms_per_step", "ms/step", ".1f")])
-    emit_result("resnet_digits", args.seed, runs)
+    emit_result("resnet_digits", args.seed, runs, args.result)
     return 0
 
 

@@ -17,8 +17,8 @@ Usage: python examples/serve_inference.py [--device both|mlu|cpu] [--steps 120] 
    one request with the whole test split (accuracy of the served labels, and whether they equal the labels of the
    in-process eager model on the same device).
 
-``--serve`` keeps the first device's server running after the checks until Ctrl-C. Ends with a summary table and a
-``RESULT {json}`` line.
+``--serve`` keeps the first device's server running after the checks until Ctrl-C. Ends with a summary table and the
+line naming the result file (``--result``, JSON).
 """
 
 from __future__ import annotations
@@ -268,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
                        ("ms_per_request", "ms/request", ".1f"), ("p90_ms_per_request", "p90 ms", ".1f"),
                        ("batch_ms", f"ms/{len(pixels)} imgs", ".1f")],
                       time_key="ms_per_request", time_label="latency per request")
-        emit_result("serve_inference", args.seed, runs, trained_on=train_record["device"],
+        emit_result("serve_inference", args.seed, runs, args.result, trained_on=train_record["device"],
                     train_first_loss=train_record["losses"][0], train_final_loss=train_record["losses"][-1],
                     eager_test_accuracy=train_record["test_accuracy"], test_labels=y_test.tolist())
         for server in servers[1:] if args.serve else servers:

@@ -14,7 +14,7 @@ drawn from CPU generators, so each device trains on the same numbers, and the lo
 
 Prints the training loss every ``--log-every`` steps; per device the held-out loss before and after training in bits
 per character (bpc = nats / ln 2; perplexity = e^nats), the median milliseconds per optimizer step and a sampled
-continuation of ``--prompt``; then a summary table and a last ``RESULT {json}`` line.
+continuation of ``--prompt``; then a summary table and the line naming the result file (``--result``).
 """
 
 from __future__ import annotations
@@ -244,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     print_summary("Character transformer on pydoc_data.topics", runs,
                   [("initial_bpc", "bpc before", ".3f"), ("final_bpc", "bpc after", ".3f"),
                    ("final_perplexity", "perplexity", ".2f"), ("ms_per_step", "ms/step", ".1f")])
-    emit_result("transformer_lm", args.seed, runs, vocab_size=len(vocab), corpus_chars=len(text))
+    emit_result("transformer_lm", args.seed, runs, args.result, vocab_size=len(vocab), corpus_chars=len(text))
     return 0
 
 

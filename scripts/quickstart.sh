@@ -28,7 +28,8 @@ if [ -e .venv ] && [ ! -d .venv ]; then
 fi
 [ -x .venv/bin/python ] || "$py" -m venv .venv
 tool=.venv/bin/python
-$tool -m pip install --quiet torch==2.13.0 -e "$root" scikit-build-core cmake ninja
+# numpy: torch warns "Failed to initialize NumPy" at import without it (the interface check imports torch too)
+$tool -m pip install --quiet torch==2.13.0 numpy -e "$root" scikit-build-core cmake ninja
 $tool -c 'import torch; print("upstream torch", torch.__version__, torch.version.git_version)'
 
 step "2/5 series: lint, check and apply on the real v2.13.0 tree"
@@ -50,6 +51,6 @@ $tool scripts/check_native_interfaces.py "$upstream" "$wheel" --accept patches/i
 step "5/5 fresh environment .venv-run with only the combined wheel; train on mlu"
 rm -rf .venv-run
 "$py" -m venv .venv-run
-.venv-run/bin/python -m pip install --quiet "$wheel" scikit-learn
+.venv-run/bin/python -m pip install --quiet "$wheel" numpy scikit-learn
 (cd /tmp && "$root/.venv-run/bin/python" -c 'import torch; print("installed torch", torch.__version__, "catch", torch.version.catch, "mlu devices", torch.mlu.device_count())')
 .venv-run/bin/python examples/train_digits.py --device mlu

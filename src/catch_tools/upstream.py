@@ -21,10 +21,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 from packaging.version import InvalidVersion, Version
 
@@ -57,8 +60,10 @@ def _locked(path: Path) -> Iterator[None]:
 def release_wheel(version: str) -> Path:
     """Return the path of the cached ``torch==version`` wheel for this Python, downloading it with pip if needed.
 
-    Uses ``pip download --no-deps`` as configured on the machine (find-links and indexes), into
-    ``<cache>/wheels``. Raises UserError when pip cannot get it.
+    Uses ``pip download --no-deps`` with the machine's indexes and find-links but without any constraint
+    (:func:`unconstrained_pip_env`: the project's ``PIP_CONSTRAINT`` pins the release Catch installs, not the releases
+    it fetches to compare or rebase onto), into ``<cache>/wheels``. While pip downloads (~540 MB), one progress line
+    with the megabytes received and the rate goes to stderr every few seconds. Raises UserError when pip cannot get it.
     """
     wheels = cache_dir() / "wheels"
     wheels.mkdir(parents=True, exist_ok=True)
@@ -69,13 +74,95 @@ def release_wheel(version: str) -> Path:
         found = _find_wheel(wheels, version)
         if found:
             return found
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(wheels), f"torch=={version}"]
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        returncode, errors = _pip_download(version, wheels)
         found = _find_wheel(wheels, version)
-        if proc.returncode != 0 or not found:
-            last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        if returncode != 0 or not found:
+            last = (errors.strip().splitlines() or ["no output"])[-1]
             raise UserError(f"cannot download torch=={version}: {last}")
         return found
+
+
+def unconstrained_pip_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default ``os.environ``) with every pip constraint lifted, indexes and find-links kept.
+
+    ``PIP_CONSTRAINT=/dev/null`` replaces both the project's constraint file (tox and CI export ``PIP_CONSTRAINT``)
+    and a ``constraint =`` line of a pip configuration file such as ``/etc/xdg/pip/pip.conf``: pip reads environment
+    variables after its configuration files, and the empty file constrains nothing. (``PIP_CONFIG_FILE=/dev/null``
+    would also drop the configured ``index-url``/``extra-index-url``; an empty ``PIP_CONSTRAINT`` falls back to the
+    configuration file's value.)
+    """
+    env = dict(os.environ if base is None else base)
+    env["PIP_CONSTRAINT"] = os.devnull
+    env.pop("PIP_REQUIREMENT", None)
+    env.setdefault("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+    return env
+
+
+_SIZE = re.compile(r"\(([0-9.]+) (kB|MB|GB)\)")
+_UNIT = {"kB": 1e3, "MB": 1e6, "GB": 1e9}
+
+
+def _pip_download(version: str, dest: Path, every: float = 5.0) -> tuple[int, str]:
+    """Run ``pip download --no-deps torch==version -d dest`` unconstrained, reporting progress on stderr.
+
+    pip writes the file into its temporary directory first: pip gets a private ``TMPDIR`` whose size, polled every
+    ``every`` seconds, is the progress. Returns (pip's exit status, pip's stderr).
+    """
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--progress-bar", "off", "-d", str(dest),
+           f"torch=={version}"]
+    with tempfile.TemporaryDirectory(prefix="catch-pip-") as tmp:
+        env = unconstrained_pip_env()
+        env["TMPDIR"] = tmp
+        print(f"downloading torch=={version} (pip download --no-deps, no constraint) into {dest}", file=sys.stderr,
+              flush=True)
+        start = time.monotonic()
+        total: list[float] = []
+        errors: list[str] = []
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        assert proc.stdout is not None and proc.stderr is not None
+
+        def read_stdout(stream: IO[str]) -> None:
+            for line in stream:
+                match = _SIZE.search(line)
+                if match and "Downloading" in line:
+                    total.append(float(match.group(1)) * _UNIT[match.group(2)])
+
+        def read_stderr(stream: IO[str]) -> None:
+            errors.extend(stream)
+
+        readers = [threading.Thread(target=read_stdout, args=(proc.stdout,), daemon=True),
+                   threading.Thread(target=read_stderr, args=(proc.stderr,), daemon=True)]
+        for reader in readers:
+            reader.start()
+        while True:
+            try:
+                proc.wait(timeout=every)
+                break
+            except subprocess.TimeoutExpired:
+                got = _tree_size(Path(tmp))
+                elapsed = time.monotonic() - start
+                of = f" of {total[-1] / 1e6:.0f} MB" if total else ""
+                print(f"  torch=={version}: {got / 1e6:.0f} MB{of}, {got / 1e6 / elapsed:.1f} MB/s, "
+                      f"{elapsed:.0f} s", file=sys.stderr, flush=True)
+        for reader in readers:
+            reader.join(timeout=10)
+        if proc.returncode == 0:
+            size = sum(w.stat().st_size for w in dest.glob(f"torch-{version}*.whl"))
+            print(f"  torch=={version}: done, {size / 1e6:.0f} MB in {time.monotonic() - start:.0f} s",
+                  file=sys.stderr, flush=True)
+        return proc.returncode, "".join(errors)
+
+
+def _tree_size(root: Path) -> int:
+    """Bytes of the regular files under ``root`` (files vanishing while walking are skipped)."""
+    size = 0
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            try:
+                size += os.lstat(os.path.join(dirpath, name)).st_size
+            except OSError:
+                continue
+    return size
 
 
 def _find_wheel(directory: Path, version: str) -> Path | None:

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The demo networks (examples/resnet_digits.py, transformer_lm.py, serve_inference.py) with small step counts.
 
-Each demo runs on mlu and on cpu in one process and ends with a ``RESULT {json}`` line; the tests read it and assert
-that training improves the metric, that the emulated mlu reproduces the cpu numbers for the same seed (the device
+Each demo runs on mlu and on cpu in one process and writes its record to ``--result`` (JSON); the tests read it and
+assert that training improves the metric, that the emulated mlu reproduces the cpu numbers for the same seed (the device
 kernels run ATen's CPU kernels on the device buffers), that no op fell back to the CPU, and that the served
 predictions equal the in-process model's. ``--threads 1`` keeps the runs fast on a busy CI machine.
 """
@@ -16,7 +16,9 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,12 +29,15 @@ LOSS_TOLERANCE = 1e-4  # the same ATen kernels on both devices; allow for reduct
 
 
 def _run_demo(script: str, *args: str) -> tuple[dict[str, Any], str]:
-    """Run ``examples/<script>`` on both devices; returns (the RESULT record, stdout)."""
-    out = run_script(EXAMPLES / script, "--device", "both", "--threads", "1", *args, timeout=900)
-    assert out.returncode == 0, out.stderr[-3000:]
-    lines = [line for line in out.stdout.splitlines() if line.startswith("RESULT ")]
-    assert len(lines) == 1, out.stdout[-3000:]
-    result = json.loads(lines[0].removeprefix("RESULT "))
+    """Run ``examples/<script>`` on both devices; returns (the record of its ``--result`` file, stdout)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "result.json"
+        out = run_script(EXAMPLES / script, "--device", "both", "--threads", "1", "--result", str(path), *args,
+                         timeout=900)
+        assert out.returncode == 0, out.stderr[-3000:]
+        result = json.loads(path.read_text())
+    assert out.stdout.splitlines()[-1].startswith(f"result: {path}"), out.stdout[-500:]
+    assert max(len(line) for line in out.stdout.splitlines()) < 300  # the record is in the file, not the terminal
     assert [run["device"] for run in result["runs"]] == ["mlu", "cpu"]
     return result, out.stdout
 

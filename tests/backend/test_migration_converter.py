@@ -308,7 +308,7 @@ def test_missing_libcst_is_a_one_line_error(tmp_path: Path) -> None:
             f"sys.exit(entry(['-i', {str(tmp_path / 'a.py')!r}]))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2
-    assert proc.stderr == "error: torch_gpu2mlu needs libcst: pip install 'libcst>=1.0.1' (or torch_mlu[migration])\n"
+    assert proc.stderr == "error: torch_gpu2mlu needs libcst: pip install 'torch[migration]' (or 'libcst>=1.0.1')\n"
     assert not (tmp_path / "a_mlu").exists()
 
 

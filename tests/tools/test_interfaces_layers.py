@@ -21,7 +21,7 @@ from catch_tools.interfaces.report import ERROR, INCOMPATIBLE, REVIEW, Report
 from catch_tools.pin import Pin
 from catch_tools.wheel.edit import edit_wheel
 from catch_tools.wheel.overlay import build_overlay
-from catch_tools.wheel.simple import fake_backend_wheel, fake_torch_wheel
+from catch_tools.wheel.simple import fake_backend_wheel, fake_torch_wheel, write_wheel
 
 COMMIT = "cf30153c4c131c8164ee7798e5022d810682e2cb"
 PIN = Pin("https://github.com/pytorch/pytorch.git", "v2.13.0", COMMIT, "2.13.0+cpu", 1)
@@ -154,6 +154,24 @@ def test_removed_upstream_file_and_changed_requirements_fail_layer_0(wheels: tup
     report = check(wheels, combined, (0,))
     assert codes(report, 0) == {"file-removed", "metadata-changed"}
     assert report.exit_code == INCOMPATIBLE
+
+
+def test_backend_extra_is_offered_and_not_a_metadata_change(wheels: tuple[Path, Path, Path]) -> None:
+    upstream, _good, tmp = wheels
+    backend = write_wheel(tmp / "be-extra", "torch_mlu", "0.1.0",
+                          {"torch_mlu/__init__.py": "def _autoload() -> None:\n    pass\n"},
+                          requires=("torch==2.13.0", 'libcst>=1.0.1; extra == "migration"'),
+                          entry_points="[torch.backends]\nmlu = torch_mlu:_autoload\n")
+    combined = build_overlay(upstream_wheel=upstream, backend_wheel=backend, series_dir=tmp / "patches", pin=PIN,
+                             out_dir=tmp / "dist-extra").wheel
+    meta = read(combined, f"{DI}/METADATA").decode()
+    assert "Provides-Extra: migration\n" in meta and 'Requires-Dist: libcst>=1.0.1; extra == "migration"\n' in meta
+    report = check(wheels, combined, layers=(0,))
+    assert report.exit_code == 0, report.to_json()
+    # an unconditional requirement still changes what `pip install torch` resolves: incompatible
+    worse = broken(wheels, "extra-unconditional", {f"{DI}/METADATA": meta.replace(
+        'libcst>=1.0.1; extra == "migration"', "libcst>=1.0.1").encode()})
+    assert "metadata-changed" in codes(check(wheels, worse, layers=(0,)), 0)
 
 
 def test_tampered_record_fails_layer_0(wheels: tuple[Path, Path, Path]) -> None:

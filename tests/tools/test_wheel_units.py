@@ -12,6 +12,8 @@ import pytest
 
 from catch_tools.errors import UserError
 from catch_tools.wheel.metadata import (
+    add_extras,
+    backend_extras,
     combined_filename,
     merge_entry_points,
     set_metadata_version,
@@ -34,6 +36,23 @@ def test_metadata_version_only_in_header() -> None:
     assert out == "Metadata-Version: 2.4\nName: torch\nVersion: 2.13.0+cpu.catch1\n\nVersion: in the body stays\n"
     with pytest.raises(UserError):
         set_metadata_version("Name: torch\n", "1", "METADATA")
+
+
+def test_backend_extras_reach_the_combined_metadata() -> None:
+    # METADATA as scikit-build-core writes it for catch/pyproject.toml's [project.optional-dependencies]
+    backend = ("Metadata-Version: 2.1\nName: torch_mlu\nVersion: 2.13.0+catch1\nProvides-Extra: migration\n"
+               "Requires-Dist: libcst>=1.0.1; extra == \"migration\"\n\n")
+    extras = backend_extras(backend)
+    assert extras == {"migration": ['libcst>=1.0.1; extra == "migration"']}
+    torch_meta = ("Metadata-Version: 2.4\nName: torch\nVersion: 2.13.0+cpu.catch1\nRequires-Dist: filelock\n"
+                  "Provides-Extra: optree\nRequires-Dist: optree>=0.13.0; extra == \"optree\"\n\nlong description\n")
+    out = add_extras(torch_meta, extras, "METADATA")
+    head, body = out.split("\n\n", 1)
+    assert body == "long description\n"
+    assert head.splitlines()[-2:] == ["Provides-Extra: migration", 'Requires-Dist: libcst>=1.0.1; extra == "migration"']
+    assert add_extras(torch_meta, {}, "METADATA") == torch_meta
+    with pytest.raises(UserError, match="already an extra of torch"):
+        add_extras(torch_meta, {"optree": []}, "METADATA")
 
 
 def test_entry_point_merge_and_conflict() -> None:

@@ -15,6 +15,8 @@ OUTPUT when distributed code is found. The rewrite rules are in :mod:`torch_mlu.
 Exit status: 0 when every file was converted or copied; 1 when some files were skipped (malformed or unreadable:
 each named on stderr and in the log, the rest still converted); 2 for a usage error (missing input, an OUTPUT that
 exists and is not empty without ``--force``, an OUTPUT inside INPUT), printed as one line ``error: <path>: <msg>``.
+
+Needs libcst, which the Catch wheel installs as an extra: pip install "torch[migration]" (or pip install libcst).
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         import libcst  # noqa: F401
     except ImportError:
-        raise MigrationError("torch_gpu2mlu needs libcst: pip install 'libcst>=1.0.1' (or torch_mlu[migration])") \
+        raise MigrationError("torch_gpu2mlu needs libcst: pip install 'torch[migration]' (or 'libcst>=1.0.1')") \
             from None
     from torch_mlu.migration.reports import summary, write_launcher, write_reports
     from torch_mlu.migration.tree import convert_tree

@@ -5,12 +5,13 @@
 
 Rules: every upstream file is present (a removed file can break any importer or linker: incompatible); files that
 extensions compile against -- ``torch/include/**`` and ``torch/share/cmake/**`` -- are byte-identical (incompatible);
-``WHEEL`` tags, ``Root-Is-Purelib``, ``Requires-Dist`` and ``Requires-Python`` equal (incompatible: installers would
-resolve differently); every upstream entry point is still declared unchanged (incompatible: ``torchrun`` or a plugin
-would vanish); added files only under the backend package and the ``.dist-info`` (else: review); changed files other
-than Python sources, shared objects (layers 3 and 1 judge those) and the version/metadata files the build edits need
-review; the combined RECORD lists every member with its right hash (incompatible: pip would install a wheel whose
-contents it cannot verify).
+``WHEEL`` tags, ``Root-Is-Purelib``, ``Requires-Dist``, ``Provides-Extra`` and ``Requires-Python`` equal (incompatible:
+installers would resolve differently; requirements of an extra the combined wheel adds, such as ``migration``, apply
+only to who asks for it and are left out); every upstream entry point is still declared unchanged (incompatible:
+``torchrun`` or a plugin would vanish); added files only under the backend package and the ``.dist-info`` (else:
+review); changed files other than Python sources, shared objects (layers 3 and 1 judge those) and the version/metadata
+files the build edits need review; the combined RECORD lists every member with its right hash (incompatible: pip would
+install a wheel whose contents it cannot verify).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import configparser
 
 from catch_tools.interfaces.pair import WheelPair
 from catch_tools.interfaces.report import INCOMPATIBLE, REVIEW, LayerResult
-from catch_tools.wheel.metadata import metadata_field
+from catch_tools.wheel.metadata import backend_extras, metadata_field
 from catch_tools.wheel.record import is_unhashed, parse_record, record_digest
 from catch_tools.wheel.zipraw import RawZipReader
 
@@ -37,14 +38,30 @@ def is_shared_object(name: str) -> bool:
 
 
 def _wheel_fields(pair: WheelPair, which: str) -> dict[str, list[str]]:
+    """The installer-relevant fields; the combined wheel's requirements of extras upstream lacks are left out.
+
+    An added extra (``Provides-Extra`` upstream does not have, e.g. the backend's ``migration``) changes nothing
+    for an install of ``torch`` or of upstream's extras: its requirements apply only when that extra is asked for.
+    Upstream's own extras must keep their names and requirements.
+    """
     reader, di = (pair.up, pair.up_di) if which == "upstream" else (pair.new, pair.new_di)
     wheel = reader.read(f"{di}/WHEEL").decode("utf-8") if reader.get(f"{di}/WHEEL") else ""
     meta = reader.read(f"{di}/METADATA").decode("utf-8")
+    requires = metadata_field(meta, "Requires-Dist")
+    extras = set(metadata_field(meta, "Provides-Extra"))
+    if which != "upstream":
+        up_meta = pair.up.read(f"{pair.up_di}/METADATA").decode("utf-8")
+        up_extras = set(metadata_field(up_meta, "Provides-Extra"))
+        added = extras - up_extras
+        requires = [r for r in requires if not any(r in lines for name, lines in backend_extras(meta).items()
+                                                   if name in added)]
+        extras = up_extras & extras
     return {
         "Tag": sorted(metadata_field(wheel, "Tag")),
         "Root-Is-Purelib": metadata_field(wheel, "Root-Is-Purelib"),
-        "Requires-Dist": sorted(metadata_field(meta, "Requires-Dist")),
+        "Requires-Dist": sorted(requires),
         "Requires-Python": metadata_field(meta, "Requires-Python"),
+        "Provides-Extra": sorted(extras),
     }
 
 

@@ -20,6 +20,7 @@ from catch_tools.errors import UserError
 
 _VERSION_PY = re.compile(r"""^__version__\s*=\s*['"][^'"]*['"]\s*$""", re.MULTILINE)
 _ALL_PY = re.compile(r"""^(__all__\s*=\s*\[)([^\]]*)\]""", re.MULTILINE)
+_EXTRA_MARKER = re.compile(r""";\s*extra\s*==\s*['"]([^'"]+)['"]\s*$""")
 GIT_VERSION_PY = re.compile(r"""^git_version\s*=\s*['"]([0-9a-f]{40}|Unknown)['"]""", re.MULTILINE)
 
 
@@ -54,6 +55,42 @@ def set_metadata_version(text: str, version: str, where: str) -> str:
     if count != 1:
         raise UserError("METADATA has no Version field", path=where)
     return new_head + sep + body
+
+
+def backend_extras(backend_text: str) -> dict[str, list[str]]:
+    """The extras of the backend's METADATA: ``{extra: [Requires-Dist lines conditional on it]}``.
+
+    A requirement belongs to extra ``name`` when its marker is exactly ``extra == "name"`` (how build backends write
+    ``[project.optional-dependencies]``); ``Provides-Extra`` names with no requirement map to an empty list.
+    """
+    extras: dict[str, list[str]] = {name: [] for name in metadata_field(backend_text, "Provides-Extra")}
+    for line in metadata_field(backend_text, "Requires-Dist"):
+        match = _EXTRA_MARKER.search(line)
+        if match:
+            extras.setdefault(match.group(1), []).append(line)
+    return extras
+
+
+def add_extras(text: str, extras: dict[str, list[str]], where: str) -> str:
+    """Add ``Provides-Extra`` and the extra's ``Requires-Dist`` lines of ``extras`` to METADATA ``text``.
+
+    So ``pip install "torch[migration]"`` brings what the backend's own extra brings; plain ``torch`` installs resolve
+    exactly as upstream's (every added requirement is conditional on an added extra).
+
+    Raises:
+        UserError: upstream torch already provides an extra of the same name.
+    """
+    if not extras:
+        return text
+    have = set(metadata_field(text, "Provides-Extra"))
+    head, sep, body = text.partition("\n\n")
+    lines = [head.rstrip("\n")]
+    for name in sorted(extras):
+        if name in have:
+            raise UserError(f"extra {name!r} of the backend is already an extra of torch", path=where)
+        lines.append(f"Provides-Extra: {name}")
+        lines += [f"Requires-Dist: {req}" for req in extras[name]]
+    return "\n".join(lines) + "\n" + (sep[1:] if sep else "") + body
 
 
 def metadata_field(text: str, field: str) -> list[str]:

@@ -28,7 +28,9 @@ from catch_tools.pin import Pin
 from catch_tools.wheel import series as series_mod
 from catch_tools.wheel.inputs import BACKEND_PACKAGE, WheelInfo, backend_payload, check_upstream, open_wheel
 from catch_tools.wheel.metadata import (
+    add_extras,
     add_top_level,
+    backend_extras,
     combined_filename,
     merge_entry_points,
     set_metadata_version,
@@ -269,7 +271,9 @@ def _write_dist_info(out: _Output, upstream: WheelInfo, backend: WheelInfo, new_
         if rel == "RECORD":
             continue
         if rel == "METADATA":
-            out.add(name, set_metadata_version(upstream.text(rel), version, where).encode("utf-8"))
+            meta = set_metadata_version(upstream.text(rel), version, where)
+            meta = add_extras(meta, backend_extras(backend.text("METADATA")), where)
+            out.add(name, meta.encode("utf-8"))
         elif rel == "entry_points.txt":
             have_eps = True
             out.add(name, merge_entry_points(upstream.text(rel), backend_eps, where).encode("utf-8"))

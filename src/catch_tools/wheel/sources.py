@@ -5,8 +5,10 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from catch_tools.errors import UserError
@@ -27,8 +29,12 @@ def upstream_wheel(path: Path | None, pin: Pin) -> Path:
 
 def backend_build_command(catch_dir: Path, out_dir: Path) -> list[str]:
     """The pip command that builds the Catch wheel against the installed torch (no build isolation, no deps)."""
-    return [sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", str(catch_dir),
+    return [sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-v", str(catch_dir),
             "-w", str(out_dir)]
+
+
+#: A ninja status line: ``[12/40] Building CXX object CMakeFiles/_C.dir/csrc/kernels/device_kernels.cpp.o``.
+_NINJA_STEP = re.compile(r"^\[(\d+)/(\d+)\] (?:Building \w+ object \S*?\.dir/(\S+?)\.o$|(.*))")
 
 
 def backend_wheel(path: Path | None, catch_dir: Path, out_dir: Path) -> Path:
@@ -47,12 +53,25 @@ def backend_wheel(path: Path | None, catch_dir: Path, out_dir: Path) -> Path:
     if not (catch_dir / "pyproject.toml").is_file():
         raise UserError("no pyproject.toml: the Catch backend sources are missing", path=catch_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(backend_build_command(catch_dir, out_dir), capture_output=True, text=True, check=False)
     log = out_dir / "build.log"
-    log.write_text(proc.stdout + proc.stderr, encoding="utf-8")
+    print("building the Catch backend (C++, 1-2 min on 2 idle cores)", file=sys.stderr, flush=True)
+    start = time.monotonic()
+    lines: list[str] = []
+    with subprocess.Popen(backend_build_command(catch_dir, out_dir), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            step = _NINJA_STEP.match(line.strip())
+            if step:  # one short line per compile/link step: the build is visibly moving
+                what = step.group(3) or step.group(4)
+                print(f"  [{step.group(1)}/{step.group(2)}] {what} ({time.monotonic() - start:.0f} s)",
+                      file=sys.stderr, flush=True)
+    log.write_text("".join(lines), encoding="utf-8")
     built = sorted(out_dir.glob("torch_mlu-*.whl"))
     if proc.returncode != 0 or not built:
-        lines = [ln for ln in (proc.stderr + proc.stdout).splitlines() if ln.strip()]
-        raise UserError(f"building the Catch backend failed: {lines[-1] if lines else 'no output'} (log: {log})",
-                        path=catch_dir)
+        lines = [ln for ln in lines if ln.strip()]
+        raise UserError(f"building the Catch backend failed: {lines[-1].strip() if lines else 'no output'} "
+                        f"(log: {log})", path=catch_dir)
+    print(f"built {built[-1].name} in {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
     return built[-1]

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+# The README's test command (and CI's: .ci/run is exactly `bash scripts/test.sh`), from a fresh clone with only the
+# README's prerequisites (Python 3.11, a C++ compiler):
+#
+#   bash scripts/test.sh                  # every env of tox.ini's env_list
+#   bash scripts/test.sh -e lint,docs     # any `tox run` arguments, e.g. -e ENV, --workdir DIR, -- PYTEST-ARGS
+#
+# It installs what it needs itself: tox into .tox/bootstrap/ (a virtual environment, made once), and, for env
+# `images`, podman and debootstrap from the distribution's packages when they are missing and this runs as root with
+# apt-get; otherwise `images` skips its tests and says why. The envs, their dependencies and the pip constraint
+# (constraints.txt: torch==2.13.0) live in tox.ini, so adding an env there needs no change here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+py=${PYTHON:-python3}
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+start=$(date +%s)
+
+# tox into its own environment (never into the system Python); a second run only checks it is there.
+boot=.tox/bootstrap
+if [ ! -x "$boot/bin/tox" ]; then
+    echo "test.sh: installing tox into $boot"
+    rm -rf "$boot"
+    "$py" -m venv "$boot"
+    "$boot/bin/python" -m pip install --quiet 'tox>=4'
+fi
+
+# Env images needs podman (daemonless builds) and debootstrap (its base image); the other envs need neither.
+wants_images() {
+    local arg selected=""
+    for arg in "$@"; do
+        [ "$arg" = "--" ] && break
+        case "$arg" in
+            -e|--env|-m|--labels|-f|--factors) selected=yes ;;
+            -e*|--env=*) selected=yes ;;
+        esac
+        case "$arg" in *images*) return 0 ;; esac
+    done
+    [ -z "$selected" ]
+}
+if wants_images "$@"; then
+    missing=()
+    command -v podman >/dev/null || missing+=(podman)
+    command -v debootstrap >/dev/null || missing+=(debootstrap)
+    if [ ${#missing[@]} -gt 0 ]; then
+        if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+            echo "test.sh: installing ${missing[*]} (apt-get) for env images"
+            apt-get update -qq
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+        else
+            echo "test.sh: ${missing[*]} missing and not installable here (needs root and apt-get):" \
+                 "env images will skip its tests"
+        fi
+    fi
+fi
+
+status=0
+"$boot/bin/tox" run "$@" || status=$?
+echo "test.sh: tox run finished in $(( $(date +%s) - start )) s with status $status"
+exit "$status"
