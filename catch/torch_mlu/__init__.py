@@ -47,6 +47,11 @@ torch.utils.generate_methods_for_privateuse1_backend(
     for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
 )
 
+# Inductor's code generators for mlu, registered lazily when Inductor first lowers a graph (default torch.compile).
+from torch_mlu import _inductor_hooks  # noqa: E402
+
+_inductor_hooks.install(mlu)
+
 # The "cncl" c10d backend for mlu tensors (torch.distributed is already imported by `import torch`).
 if torch.distributed.is_available():
     from torch_mlu import distributed  # noqa: E402,F401

@@ -3,6 +3,7 @@
 
 // torch_mlu._C: the Python binding of the runtime and core.
 #include <torch/csrc/Generator.h>
+#include <torch/csrc/utils/device_lazy_init.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include <c10/core/DeviceGuard.h>
@@ -110,6 +111,10 @@ PYBIND11_MODULE(_C, m) {
     install_cpu_allocator_shim();
     register_device_kernels();
   });
+  // fork poisoning, as CUDA does it (torch/csrc/utils/device_lazy_init): once mlu is initialized in a process, a
+  // child forked from it is "in bad fork" and torch.mlu._lazy_init raises there.
+  m.def("_register_fork_handler", [] { torch::utils::register_fork_handler_for_device_init(kMLU); });
+  m.def("_is_in_bad_fork", [] { return torch::utils::is_device_in_bad_fork(kMLU); });
   m.def("device_count", [] { return static_cast<int>(device_count()); });
   m.def("current_device", [] { return static_cast<int>(current_device()); });
   m.def("set_device", [](int64_t d) { set_device(static_cast<c10::DeviceIndex>(d)); });

@@ -3,6 +3,7 @@
 
 // Device guard for PrivateUse1 ("mlu"): devices, queues as c10::Stream and
 // notifiers as c10 events, all through the emulated runtime.
+#include <c10/core/DeviceCapability.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <array>
@@ -195,6 +196,21 @@ struct MLUGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     TORCH_CHECK(st != catch_rt::Status::NotReady, "Both events must be completed before calculating elapsed time.");
     MLU_CHECK(st);
     return ms;
+  }
+  // torch.accelerator.get_device_capability("mlu"): the dtypes mlu tensors can hold and ATen's CPU kernels (which
+  // the emulated device runs) compute with -- the standard integer, floating and complex types, bool, and the
+  // float8 types with CPU conversions (as CUDA/XPU list them; sub-byte and bit types are left out).
+  c10::DeviceCapability getDeviceCapability(c10::Device d) const override {
+    check_device_index(d.has_index() ? d.index() : current_device());
+    c10::DeviceCapability cap;
+    cap.capability_data.capability_bits = 0;
+    auto& has = cap.capability_data.supported_scalar_types;
+    has.has_Byte = has.has_Char = has.has_Short = has.has_Int = has.has_Long = 1;
+    has.has_Half = has.has_Float = has.has_Double = has.has_BFloat16 = 1;
+    has.has_ComplexHalf = has.has_ComplexFloat = has.has_ComplexDouble = has.has_Bool = 1;
+    has.has_Float8_e5m2 = has.has_Float8_e4m3fn = 1;
+    has.has_UInt16 = has.has_UInt32 = has.has_UInt64 = 1;
+    return cap;
   }
 };
 

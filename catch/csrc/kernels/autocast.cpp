@@ -33,6 +33,7 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
   KERNEL_PRIVATEUSEONE(addbmm, lower_precision_fp)
   KERNEL_PRIVATEUSEONE(chain_matmul, lower_precision_fp)
   KERNEL_PRIVATEUSEONE(prelu, lower_precision_fp)
+  KERNEL_PRIVATEUSEONE(scaled_dot_product_attention, lower_precision_fp)
   // fp32
   KERNEL_PRIVATEUSEONE(acos, fp32)
   KERNEL_PRIVATEUSEONE(asin, fp32)

@@ -30,7 +30,8 @@ def host_view(t: torch.Tensor) -> torch.Tensor:
         raise ValueError(f"host_view: expected an mlu tensor, got one on {t.device}")
     storage = t.untyped_storage()
     host = torch._C._construct_storage_from_data_pointer(storage.data_ptr() & _HOST_MASK, _CPU, storage.nbytes())
-    return torch.empty((), dtype=t.dtype).set_(host, t.storage_offset(), t.size(), t.stride())
+    # device=_CPU: inside `with torch.device("mlu")` a device-less empty() would be an mlu tensor.
+    return torch.empty((), dtype=t.dtype, device=_CPU).set_(host, t.storage_offset(), t.size(), t.stride())
 
 
 class HostViewCache:

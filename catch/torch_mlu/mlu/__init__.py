@@ -73,8 +73,23 @@ def init() -> None:
 
 
 def _is_in_bad_fork() -> bool:
-    """The emulated runtime survives fork; used by ``torch.manual_seed`` (PrivateUse1 seeding protocol)."""
-    return False
+    """True in a process forked after mlu was initialized in its parent (``torch.cuda._is_in_bad_fork``).
+
+    ``torch.manual_seed`` then leaves mlu alone (PrivateUse1 seeding protocol); :func:`_lazy_init` raises.
+    """
+    return _C._is_in_bad_fork()
+
+
+def _lazy_init() -> None:
+    """Called by PyTorch before the first mlu tensor of a process (``torch.utils`` device lazy init).
+
+    Registers the fork handler (so children forked from here on are poisoned, as with CUDA), and in such a child
+    raises CUDA's error: the runtime's queue worker threads do not survive fork, so device work there could hang.
+    """
+    if _C._is_in_bad_fork():
+        raise RuntimeError("Cannot re-initialize MLU in forked subprocess. To use MLU with multiprocessing, you must "
+                           "use the 'spawn' start method")
+    _C._register_fork_handler()
 
 
 def current_device() -> int:

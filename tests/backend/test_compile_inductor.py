@@ -1,0 +1,94 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""Plain ``torch.compile(model)`` (default Inductor) on mlu models, and ``torch.compile`` inside
+``with torch.device("mlu")`` -- behaviours torch_openreg's test_compile.py checks for its backend.
+
+Before torch_mlu/compile/inductor.py, default Inductor failed with ``InductorError: KeyError: 'mlu'``; inside a
+``torch.device("mlu")`` block, ``backend="mlu"`` failed with ``FakeTensorDeviceMismatchError``. Oracle: the same
+model run eagerly on CPU.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from torch import nn
+
+
+class ConvNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3)
+        self.bn = nn.BatchNorm2d(4)
+        self.norm = nn.LayerNorm(144)
+        self.fc = nn.Linear(144, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.bn(self.conv(x))).flatten(1)
+        return self.fc(nn.functional.gelu(self.norm(h))).log_softmax(-1)
+
+
+def test_default_inductor_trains_like_cpu():
+    torch.manual_seed(0)
+    ref = ConvNet()
+    model = copy.deepcopy(ref)
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    compiled = torch.compile(model.to("mlu"))  # default backend: Inductor
+    g = torch.Generator().manual_seed(3)
+    for step in range(3):
+        x, y = torch.randn(8, 1, 8, 8, generator=g), torch.randint(0, 10, (8,), generator=g)
+        losses = []
+        for m, o, d in ((ref, ref_opt, "cpu"), (compiled, opt, "mlu")):
+            loss = nn.functional.nll_loss(m(x.to(d)), y.to(d))
+            o.zero_grad()
+            loss.backward()
+            o.step()
+            losses.append(loss.item())
+        assert losses[1] == pytest.approx(losses[0], rel=1e-5, abs=1e-6), f"step {step}"
+    for p_ref, p in zip(ref.parameters(), model.parameters(), strict=True):
+        assert p.device.type == "mlu"
+        torch.testing.assert_close(p.detach().cpu(), p_ref.detach(), rtol=1e-4, atol=1e-5)
+
+
+def test_default_inductor_device_transfer_and_recompile_on_shape_change():
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    counter = CompileCounterWithBackend("inductor")
+
+    @torch.compile(backend=counter, fullgraph=True)
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        return (torch.sin(x) + 1).cpu() * 2
+
+    for n in (4, 4, 8):
+        x = torch.randn(n, device="mlu")
+        out = fn(x)
+        assert out.device.type == "cpu"
+        torch.testing.assert_close(out, (torch.sin(x.cpu()) + 1) * 2)
+    assert counter.frame_count == 2
+
+
+@pytest.mark.parametrize("backend", ["inductor", "mlu"])
+def test_compile_inside_device_context(backend):
+    with torch.device("mlu"):
+        @torch.compile(backend=backend)
+        def fn(x: torch.Tensor) -> torch.Tensor:
+            return x * 2 + torch.ones(4)
+
+        x = torch.randn(4)
+        assert x.device.type == "mlu"
+        out = fn(x)
+    assert out.device.type == "mlu"
+    torch.testing.assert_close(out.cpu(), x.cpu() * 2 + 1)
+
+
+def test_cpp_wrapper_is_refused_clearly():
+    @torch.compile(options={"cpp_wrapper": True})
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        return x + 1
+
+    with pytest.raises(Exception, match="cpp_wrapper"):
+        fn(torch.randn(4, device="mlu"))
