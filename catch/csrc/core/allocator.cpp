@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <deque>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -42,7 +44,14 @@ struct Block {
   int device;
   c10::StreamId stream;
   std::vector<c10::Stream> used_on;  // recordStream
+  std::shared_ptr<c10::GatheredContext> context;  // where it was allocated (memory history on)
 };
+
+int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 std::string fmt_bytes(int64_t b) {
   char buf[64];
@@ -136,10 +145,23 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
     return {free_b, total};
   }
 
+  // Runtime malloc within the per-process fraction (caller holds mu_): a request above the allowed reserved
+  // bytes fails like a runtime OutOfMemory.
+  catch_rt::Status malloc_within_fraction(int dev, size_t size, void** p) {
+    if (fraction_[dev] < 1.0) {
+      auto allowed = static_cast<int64_t>(fraction_[dev] * static_cast<double>(catch_rt::deviceCapacity()));
+      if (stats_[dev].reserved_bytes[0].current + static_cast<int64_t>(size) > allowed) {
+        return catch_rt::Status::OutOfMemory;
+      }
+    }
+    return catch_rt::malloc(dev, size, p);
+  }
+
   void* alloc_block(int dev, size_t n) {
     if (n == 0) return nullptr;
     size_t size = (n + kRound - 1) / kRound * kRound;
     bool small = size <= kSmallSize;
+    std::shared_ptr<c10::GatheredContext> ctx = recorder_ != nullptr ? recorder_() : nullptr;
     std::unique_lock<std::mutex> lk(mu_);
     auto& pool = pools_[dev];
     Block* b = nullptr;
@@ -149,13 +171,13 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
       pool.erase(it);
     } else {
       void* p = nullptr;
-      auto st = catch_rt::malloc(dev, size, &p);
+      auto st = malloc_within_fraction(dev, size, &p);
       if (st == catch_rt::Status::OutOfMemory) {
         stats_[dev].num_alloc_retries++;
         lk.unlock();
         release_cached(dev);
         lk.lock();
-        st = catch_rt::malloc(dev, size, &p);
+        st = malloc_within_fraction(dev, size, &p);
       }
       if (st == catch_rt::Status::OutOfMemory) {
         auto& s = stats_[dev];
@@ -165,23 +187,35 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
         catch_rt::memGetInfo(dev, &free_b, &total);
         int64_t allocated = s.allocated_bytes[0].current;
         int64_t reserved = s.reserved_bytes[0].current;
+        std::string allowed_info;
+        if (fraction_[dev] < 1.0) {
+          allowed_info =
+              fmt_bytes(static_cast<int64_t>(fraction_[dev] * static_cast<double>(total))) + " allowed; ";
+        }
+        trace(dev, "oom", 0, size, 0, ctx);
         lk.unlock();
+        // The shape of c10::cuda::CUDACachingAllocator's message.
         TORCH_CHECK_WITH(OutOfMemoryError, false, "MLU out of memory. Tried to allocate ", fmt_bytes(size),
                          ". MLU ", dev, " has a total capacity of ", fmt_bytes(total), " of which ",
-                         fmt_bytes(free_b), " is free. Of the allocated memory ", fmt_bytes(allocated),
-                         " is allocated by PyTorch, and ", fmt_bytes(reserved - allocated),
+                         fmt_bytes(free_b), " is free. Including non-PyTorch memory, this process has ",
+                         fmt_bytes(total - free_b), " memory in use. ", allowed_info, "Of the allocated memory ",
+                         fmt_bytes(allocated), " is allocated by PyTorch, and ", fmt_bytes(reserved - allocated),
                          " is reserved by PyTorch but unallocated. (Capacity is set by CATCH_MLU_MEMORY_BYTES.)");
       }
       MLU_CHECK(st);
-      b = new Block{p, size, n, dev, 0, {}};
+      b = new Block{p, size, n, dev, 0, {}, nullptr};
       auto& s = stats_[dev];
       update(s.reserved_bytes, size, small, true);
       update(s.segment, 1, small, true);
       s.num_device_alloc++;
+      trace(dev, "segment_alloc", reinterpret_cast<uintptr_t>(p), size,
+            current_stream_id(static_cast<c10::DeviceIndex>(dev)), ctx);
     }
     b->requested = n;
     b->stream = current_stream_id(static_cast<c10::DeviceIndex>(dev));
     b->used_on.clear();
+    b->context = ctx;
+    trace(dev, "alloc", reinterpret_cast<uintptr_t>(b->dptr), b->size, b->stream, ctx);
     active_.emplace(b->dptr, b);
     auto& s = stats_[dev];
     bool bsmall = b->size <= kSmallSize;
@@ -217,6 +251,21 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
     update(s.requested_bytes, b->requested, small, false);
     update(s.allocation, 1, small, false);
     update(s.active, 1, small, false);
+    if (recorder_ != nullptr || history_) {
+      auto ctx = b->context;
+      trace(b->device, "free_requested", reinterpret_cast<uintptr_t>(b->dptr), b->size, b->stream, ctx);
+      trace(b->device, "free_completed", reinterpret_cast<uintptr_t>(b->dptr), b->size, b->stream, ctx);
+    }
+    b->context = nullptr;
+    if (!caching_) {
+      catch_rt::free(b->dptr);
+      update(s.reserved_bytes, b->size, small, false);
+      update(s.segment, 1, small, false);
+      s.num_device_free++;
+      trace(b->device, "segment_free", reinterpret_cast<uintptr_t>(b->dptr), b->size, b->stream, nullptr);
+      delete b;
+      return true;
+    }
     pools_[b->device].emplace(b->size, b);
     return true;
   }
@@ -232,10 +281,73 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
       update(s.reserved_bytes, b->size, small, false);
       update(s.segment, 1, small, false);
       s.num_device_free++;
+      trace(dev, "segment_free", reinterpret_cast<uintptr_t>(b->dptr), b->size, b->stream, nullptr);
       delete b;
     }
     pool.clear();
   }
+
+  // ---- controls and introspection ----
+  void set_fraction(double f, int dev) {
+    std::lock_guard<std::mutex> lk(mu_);
+    fraction_[dev] = f;
+  }
+  double fraction(int dev) {
+    std::lock_guard<std::mutex> lk(mu_);
+    return fraction_[dev];
+  }
+  void set_caching(bool on) {
+    caching_ = on;
+    if (!on) emptyCache({0, 0});
+  }
+  bool caching() const { return caching_; }
+
+  void set_history(bool enabled, ContextRecorder recorder, size_t max_entries, bool clear) {
+    std::lock_guard<std::mutex> lk(mu_);
+    history_ = enabled;
+    recorder_ = enabled ? recorder : nullptr;
+    max_entries_ = std::max<size_t>(max_entries, 1);
+    if (clear || !enabled) {
+      for (auto& t : traces_) t.clear();
+    }
+  }
+
+  std::vector<BlockInfo> blocks() {
+    std::lock_guard<std::mutex> lk(mu_);
+    std::vector<BlockInfo> out;
+    for (auto& kv : active_) {
+      Block* b = kv.second;
+      out.push_back({b->device, reinterpret_cast<uintptr_t>(b->dptr), b->size, b->requested, true, b->stream,
+                     b->context});
+    }
+    for (int d = 0; d < kMaxDevices; ++d) {
+      for (auto& kv : pools_[d]) {
+        Block* b = kv.second;
+        out.push_back({b->device, reinterpret_cast<uintptr_t>(b->dptr), b->size, 0, false, b->stream, nullptr});
+      }
+    }
+    std::sort(out.begin(), out.end(), [](const BlockInfo& a, const BlockInfo& b) { return a.addr < b.addr; });
+    return out;
+  }
+
+  std::vector<std::vector<TraceEntry>> traces() {
+    std::lock_guard<std::mutex> lk(mu_);
+    std::vector<std::vector<TraceEntry>> out;
+    for (int d = 0; d < catch_rt::deviceCount(); ++d) out.emplace_back(traces_[d].begin(), traces_[d].end());
+    return out;
+  }
+
+ private:
+  // Caller holds mu_.
+  void trace(int dev, const char* action, uintptr_t addr, size_t size, int64_t stream,
+             std::shared_ptr<c10::GatheredContext> ctx) {
+    if (!history_) return;
+    auto& t = traces_[dev];
+    t.push_back({action, addr, size, stream, now_us(), std::move(ctx)});
+    while (t.size() > max_entries_) t.pop_front();
+  }
+
+ public:
 
   bool owns(const void* dptr) {
     std::lock_guard<std::mutex> lk(mu_);
@@ -247,6 +359,12 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
   std::unordered_map<void*, Block*> active_;
   std::multimap<size_t, Block*> pools_[kMaxDevices];
   DeviceStats stats_[kMaxDevices];
+  double fraction_[kMaxDevices] = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
+  std::atomic<bool> caching_{true};
+  bool history_ = false;
+  ContextRecorder recorder_ = nullptr;
+  size_t max_entries_ = SIZE_MAX;
+  std::deque<TraceEntry> traces_[kMaxDevices];
 };
 
 MLUCachingAllocator* the_allocator() {
@@ -309,7 +427,33 @@ PinnedUses& pinned_uses() {
   return *u;
 }
 
+// Pinned blocks are not cached (each allocation is one runtime hostMalloc), so the active counters equal the
+// allocation counters; the caching host allocator's keys are kept so torch.cuda.host_memory_stats readers work.
+struct HostStats {
+  std::mutex mu;
+  Stat allocations;
+  Stat allocated_bytes;
+  int64_t num_host_alloc = 0;
+  int64_t num_host_free = 0;
+  std::unordered_map<void*, size_t> sizes;
+};
+HostStats& host_stats_state() {
+  static HostStats* h = new HostStats();  // leaked: deleters may run during static destruction
+  return *h;
+}
+
 void free_pinned_now(void* p) {
+  {
+    auto& h = host_stats_state();
+    std::lock_guard<std::mutex> lk(h.mu);
+    auto it = h.sizes.find(p);
+    if (it != h.sizes.end()) {
+      h.allocations.decrease(1);
+      h.allocated_bytes.decrease(static_cast<int64_t>(it->second));
+      h.num_host_free++;
+      h.sizes.erase(it);
+    }
+  }
   auto st = catch_rt::hostFree(p);
   if (st != catch_rt::Status::Success) {
     TORCH_WARN("MLU error: free of pinned host pointer ", p, " failed: ", catch_rt::statusString(st));
@@ -352,7 +496,15 @@ class PinnedAllocator final : public c10::Allocator {
  public:
   c10::DataPtr allocate(size_t n) override {
     void* p = nullptr;
-    if (n > 0) MLU_CHECK(catch_rt::hostMalloc(n, &p));
+    if (n > 0) {
+      MLU_CHECK(catch_rt::hostMalloc(n, &p));
+      auto& h = host_stats_state();
+      std::lock_guard<std::mutex> lk(h.mu);
+      h.allocations.increase(1);
+      h.allocated_bytes.increase(static_cast<int64_t>(n));
+      h.num_host_alloc++;
+      h.sizes[p] = n;
+    }
     return {p, p, &delete_pinned, c10::Device(c10::DeviceType::CPU)};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &delete_pinned; }
@@ -364,6 +516,57 @@ class PinnedAllocator final : public c10::Allocator {
 c10::DeviceAllocator* device_allocator() { return the_allocator(); }
 
 void empty_cache() { the_allocator()->emptyCache({0, 0}); }
+
+void set_memory_fraction(double fraction, c10::DeviceIndex device) {
+  check_device_index(device);
+  TORCH_CHECK(fraction >= 0 && fraction <= 1, "Invalid fraction value: ", fraction, ". Allowed range: 0~1");
+  the_allocator()->set_fraction(fraction, device);
+}
+double get_memory_fraction(c10::DeviceIndex device) {
+  check_device_index(device);
+  return the_allocator()->fraction(device);
+}
+void set_caching_enabled(bool on) { the_allocator()->set_caching(on); }
+bool caching_enabled() { return the_allocator()->caching(); }
+void record_history(bool enabled, ContextRecorder recorder, size_t max_entries, bool clear) {
+  the_allocator()->set_history(enabled, recorder, max_entries, clear);
+}
+std::vector<BlockInfo> snapshot_blocks() { return the_allocator()->blocks(); }
+std::vector<std::vector<TraceEntry>> snapshot_traces() { return the_allocator()->traces(); }
+
+std::map<std::string, int64_t> host_stats() {
+  auto& h = host_stats_state();
+  std::lock_guard<std::mutex> lk(h.mu);
+  std::map<std::string, int64_t> out;
+  for (const char* prefix : {"allocations", "active_requests"}) {
+    out[std::string(prefix) + ".current"] = h.allocations.current;
+    out[std::string(prefix) + ".peak"] = h.allocations.peak;
+    out[std::string(prefix) + ".allocated"] = h.allocations.allocated;
+    out[std::string(prefix) + ".freed"] = h.allocations.freed;
+  }
+  for (const char* prefix : {"allocated_bytes", "active_bytes"}) {
+    out[std::string(prefix) + ".current"] = h.allocated_bytes.current;
+    out[std::string(prefix) + ".peak"] = h.allocated_bytes.peak;
+    out[std::string(prefix) + ".allocated"] = h.allocated_bytes.allocated;
+    out[std::string(prefix) + ".freed"] = h.allocated_bytes.freed;
+  }
+  out["num_host_alloc"] = h.num_host_alloc;
+  out["num_host_free"] = h.num_host_free;
+  return out;
+}
+void reset_host_stats(bool peaks_only) {
+  auto& h = host_stats_state();
+  std::lock_guard<std::mutex> lk(h.mu);
+  if (peaks_only) {
+    h.allocations.reset_peak();
+    h.allocated_bytes.reset_peak();
+  } else {
+    h.allocations.reset_accumulated();
+    h.allocated_bytes.reset_accumulated();
+    h.num_host_alloc = 0;
+    h.num_host_free = 0;
+  }
+}
 
 c10::Allocator* host_allocator() {
   static PinnedAllocator* a = new PinnedAllocator();

@@ -4,6 +4,7 @@
 #include "mlu_runtime.h"
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -32,6 +33,47 @@ long long envInt(const char* name, long long fallback) {
   return (end != nullptr && *end == '\0') ? x : fallback;
 }
 
+// Number of devices MLU_VISIBLE_DEVICES leaves visible out of `physical`, parsed as PyTorch parses
+// CUDA_VISIBLE_DEVICES (torch.cuda._parse_visible_devices + _device_count_nvml): comma-separated ordinals, each
+// read as a leading (optionally signed) integer; parsing stops at the first element that is not one or is negative;
+// a repeated ordinal makes the list empty; the list is cut at the first ordinal >= physical. Unset: all devices.
+int visibleCount(int physical) {
+  const char* v = std::getenv("MLU_VISIBLE_DEVICES");
+  if (v == nullptr) return physical;
+  std::string all(v);
+  std::vector<long long> ids;
+  std::size_t pos = 0;
+  while (true) {
+    std::size_t comma = all.find(',', pos);
+    std::string elem = all.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    std::size_t b = elem.find_first_not_of(" \t\n\r\f\v");
+    std::size_t e = elem.find_last_not_of(" \t\n\r\f\v");
+    elem = b == std::string::npos ? std::string() : elem.substr(b, e - b + 1);
+    std::size_t n = 0;
+    while (n < elem.size() && (std::isdigit(static_cast<unsigned char>(elem[n])) != 0 ||
+                               (n == 0 && (elem[n] == '+' || elem[n] == '-')))) {
+      ++n;
+    }
+    long long x = -1;
+    if (n > 0) {
+      try {
+        x = std::stoll(elem.substr(0, n));
+      } catch (...) {  // a lone sign, or out of range
+        x = -1;
+      }
+    }
+    if (std::find(ids.begin(), ids.end(), x) != ids.end()) return 0;
+    if (x < 0) break;
+    ids.push_back(x);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] >= physical) return static_cast<int>(i);
+  }
+  return static_cast<int>(ids.size());
+}
+
 struct Allocation {
   std::size_t size;
   int device;
@@ -49,7 +91,7 @@ struct Registry {
   int count;
   std::size_t capacity;
   Registry() {
-    count = static_cast<int>(std::clamp<long long>(envInt("MLU_VISIBLE_DEVICE_COUNT", 2), 0, kMaxDevices));
+    count = visibleCount(static_cast<int>(std::clamp<long long>(envInt("MLU_VISIBLE_DEVICE_COUNT", 2), 0, kMaxDevices)));
     long long cap = envInt("CATCH_MLU_MEMORY_BYTES", 8LL << 30);
     capacity = cap > 0 ? static_cast<std::size_t>(cap) : (8ULL << 30);
   }
