@@ -41,7 +41,7 @@ torch.utils.rename_privateuse1_backend("mlu")
 torch._register_device_module("mlu", mlu)
 # torch._register_device_module makes `torch.mlu` an alias of torch_mlu.mlu in sys.modules; alias its submodules
 # too, so `import torch.mlu.amp` (as `import torch.cuda.amp` works) yields the same module objects, not a second copy.
-for _name in ("amp", "cncl", "cnpx", "graphs", "memory", "profiler", "random", "sparse", "streams"):
+for _name in ("amp", "cncl", "cnpx", "graphs", "memory", "profiler", "random", "streams"):
     sys.modules[f"torch.mlu.{_name}"] = sys.modules[f"torch_mlu.mlu.{_name}"]
 backends.install()
 torch.utils.generate_methods_for_privateuse1_backend(

@@ -68,5 +68,5 @@ def test_missing_names_are_documented_and_raise_with_reason():
 def test_all_lists_only_real_names():
     absent = [n for n in torch.mlu.__all__ if not hasattr(torch.mlu, n)]
     assert not absent
-    for n in ("amp", "graphs", "memory", "random", "streams", "cnpx", "sparse", "profiler", "cncl"):
+    for n in ("amp", "graphs", "memory", "random", "streams", "cnpx", "profiler", "cncl"):
         __import__(f"torch.mlu.{n}")

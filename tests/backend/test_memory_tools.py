@@ -200,3 +200,41 @@ def test_raw_alloc_caching_switch_and_device_info():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         torch.mlu.memory_summary()
+
+
+def test_mem_pool_keeps_its_blocks_private():
+    torch.mlu.empty_cache()
+    pool = torch.mlu.MemPool()
+    with torch.mlu.use_mem_pool(pool):
+        assert pool.use_count() == 2
+        x = torch.empty(3 * MiB, dtype=torch.uint8, device="mlu")
+    addr = x.data_ptr()
+    assert [s["address"] for s in pool.snapshot()] == [addr]
+    del x
+    y = torch.empty(3 * MiB, dtype=torch.uint8, device="mlu")  # default pool: must not reuse the pool's block
+    assert y.data_ptr() != addr
+    torch.mlu.empty_cache()  # keeps the pool's cached block
+    assert [s["address"] for s in pool.snapshot()] == [addr]
+    with torch.mlu.use_mem_pool(pool):
+        z = torch.empty(3 * MiB, dtype=torch.uint8, device="mlu")
+    assert z.data_ptr() == addr  # reused inside the pool
+    del z, pool
+    assert all(s["address"] != addr for s in torch.mlu.memory_snapshot())  # pool gone: block released
+    with pytest.raises(ValueError):
+        torch.mlu.MemPool(allocator=object())
+
+
+def test_utilization_and_memory_usage_measure_device_work():
+    torch.mlu.utilization()
+    torch.mlu.memory_usage()
+    a = torch.randn(512, 512, device="mlu")
+    for _ in range(30):
+        a = (a @ a).tanh()
+    a.cpu()
+    busy_u, busy_m = torch.mlu.utilization(), torch.mlu.memory_usage()
+    assert 0 < busy_u <= 100 and 0 < busy_m <= 100
+    import time
+
+    time.sleep(0.3)
+    assert torch.mlu.utilization() < busy_u  # idle period
+    assert torch.mlu.clock_rate() >= 0

@@ -153,7 +153,7 @@ py::dict memory_snapshot() {
     seg["requested_size"] = b.requested;
     seg["stream"] = b.stream;
     seg["segment_type"] = b.size <= (1 << 20) ? "small" : "large";
-    seg["segment_pool_id"] = py::make_tuple(0, 0);
+    seg["segment_pool_id"] = py::make_tuple(0, b.pool);
     seg["is_expandable"] = false;
     seg["frames"] = frames_of(block_frames[i]);
     py::list bl;
@@ -248,6 +248,17 @@ PYBIND11_MODULE(_C, m) {
     record_history(enabled, stacks ? &gather_python_stack : nullptr, max_entries, clear);
   });
   m.def("memory_snapshot", [] { return memory_snapshot(); });
+  m.def("create_mem_pool", [](bool use_on_oom) { return create_mem_pool(use_on_oom); });
+  m.def("release_mem_pool", [](int64_t id) { release_mem_pool(id); });
+  m.def("exchange_thread_pool", [](int64_t id, int64_t d) {
+    auto prev = exchange_thread_pool(id, d < 0 ? -1 : static_cast<int>(resolve(d)));
+    return py::make_tuple(prev.first, prev.second);
+  });
+  m.def("device_busy_ns", [](int64_t d) { return device_busy_ns(resolve(d)); });
+  m.def("copy_busy_ns", [](int64_t d) { return static_cast<int64_t>(catch_rt::copyBusyNs(resolve(d))); });
+  m.def("_visible_device_count", [](const std::optional<std::string>& value, int physical) {
+    return catch_rt::visibleDeviceCount(value.has_value() ? value->c_str() : nullptr, physical);
+  });
   m.def("host_memory_stats", [] { return host_stats(); });
   m.def("reset_host_memory_stats", [](bool peaks_only) { reset_host_stats(peaks_only); });
 

@@ -45,7 +45,12 @@ struct Block {
   c10::StreamId stream;
   std::vector<c10::Stream> used_on;  // recordStream
   std::shared_ptr<c10::GatheredContext> context;  // where it was allocated (memory history on)
+  int64_t pool;  // 0: the device's default pool; else a MemPool id
 };
+
+// use_mem_pool: allocations of this thread on device tls_pool_device come from pool tls_pool_id.
+thread_local int64_t tls_pool_id = 0;
+thread_local int tls_pool_device = -1;
 
 int64_t now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -162,14 +167,10 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
     size_t size = (n + kRound - 1) / kRound * kRound;
     bool small = size <= kSmallSize;
     std::shared_ptr<c10::GatheredContext> ctx = recorder_ != nullptr ? recorder_() : nullptr;
+    int64_t pid = tls_pool_device == dev ? tls_pool_id : 0;
     std::unique_lock<std::mutex> lk(mu_);
-    auto& pool = pools_[dev];
-    Block* b = nullptr;
-    auto it = pool.lower_bound(size);
-    if (it != pool.end() && it->first <= 2 * size) {
-      b = it->second;
-      pool.erase(it);
-    } else {
+    Block* b = take_cached(pools_[dev][pid], size);
+    if (b == nullptr) {
       void* p = nullptr;
       auto st = malloc_within_fraction(dev, size, &p);
       if (st == catch_rt::Status::OutOfMemory) {
@@ -179,7 +180,13 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
         lk.lock();
         st = malloc_within_fraction(dev, size, &p);
       }
-      if (st == catch_rt::Status::OutOfMemory) {
+      if (st == catch_rt::Status::OutOfMemory && pid == 0) {
+        // MemPool(use_on_oom=True): a cached block of such a pool is the last resort.
+        for (auto& kv : live_pools_) {
+          if (kv.second && (b = take_cached(pools_[dev][kv.first], size)) != nullptr) break;
+        }
+      }
+      if (b == nullptr && st == catch_rt::Status::OutOfMemory) {
         auto& s = stats_[dev];
         s.num_ooms++;
         size_t free_b = 0;
@@ -202,14 +209,16 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
                          fmt_bytes(allocated), " is allocated by PyTorch, and ", fmt_bytes(reserved - allocated),
                          " is reserved by PyTorch but unallocated. (Capacity is set by CATCH_MLU_MEMORY_BYTES.)");
       }
-      MLU_CHECK(st);
-      b = new Block{p, size, n, dev, 0, {}, nullptr};
-      auto& s = stats_[dev];
-      update(s.reserved_bytes, size, small, true);
-      update(s.segment, 1, small, true);
-      s.num_device_alloc++;
-      trace(dev, "segment_alloc", reinterpret_cast<uintptr_t>(p), size,
-            current_stream_id(static_cast<c10::DeviceIndex>(dev)), ctx);
+      if (b == nullptr) {
+        MLU_CHECK(st);
+        b = new Block{p, size, n, dev, 0, {}, nullptr, pid};
+        auto& s = stats_[dev];
+        update(s.reserved_bytes, size, small, true);
+        update(s.segment, 1, small, true);
+        s.num_device_alloc++;
+        trace(dev, "segment_alloc", reinterpret_cast<uintptr_t>(p), size,
+              current_stream_id(static_cast<c10::DeviceIndex>(dev)), ctx);
+      }
     }
     b->requested = n;
     b->stream = current_stream_id(static_cast<c10::DeviceIndex>(dev));
@@ -257,7 +266,7 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
       trace(b->device, "free_completed", reinterpret_cast<uintptr_t>(b->dptr), b->size, b->stream, ctx);
     }
     b->context = nullptr;
-    if (!caching_) {
+    if (!caching_ || (b->pool != 0 && live_pools_.count(b->pool) == 0)) {
       catch_rt::free(b->dptr);
       update(s.reserved_bytes, b->size, small, false);
       update(s.segment, 1, small, false);
@@ -266,13 +275,23 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
       delete b;
       return true;
     }
-    pools_[b->device].emplace(b->size, b);
+    pools_[b->device][b->pool].emplace(b->size, b);
     return true;
   }
 
-  void release_cached(int dev) {
+  // A cached block of `pool` for a request of `size` bytes (at most twice as big), removed from the pool; null if
+  // none fits. Caller holds mu_.
+  static Block* take_cached(std::multimap<size_t, Block*>& pool, size_t size) {
+    auto it = pool.lower_bound(size);
+    if (it == pool.end() || it->first > 2 * size) return nullptr;
+    Block* b = it->second;
+    pool.erase(it);
+    return b;
+  }
+
+  void release_cached(int dev, int64_t pool_id = 0) {
     std::lock_guard<std::mutex> lk(mu_);
-    auto& pool = pools_[dev];
+    auto& pool = pools_[dev][pool_id];
     auto& s = stats_[dev];
     for (auto& kv : pool) {
       Block* b = kv.second;
@@ -318,16 +337,35 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
     for (auto& kv : active_) {
       Block* b = kv.second;
       out.push_back({b->device, reinterpret_cast<uintptr_t>(b->dptr), b->size, b->requested, true, b->stream,
-                     b->context});
+                     b->context, b->pool});
     }
     for (int d = 0; d < kMaxDevices; ++d) {
-      for (auto& kv : pools_[d]) {
-        Block* b = kv.second;
-        out.push_back({b->device, reinterpret_cast<uintptr_t>(b->dptr), b->size, 0, false, b->stream, nullptr});
+      for (auto& pool : pools_[d]) {
+        for (auto& kv : pool.second) {
+          Block* b = kv.second;
+          out.push_back({b->device, reinterpret_cast<uintptr_t>(b->dptr), b->size, 0, false, b->stream, nullptr,
+                         pool.first});
+        }
       }
     }
     std::sort(out.begin(), out.end(), [](const BlockInfo& a, const BlockInfo& b) { return a.addr < b.addr; });
     return out;
+  }
+
+  int64_t create_pool(bool use_on_oom) {
+    std::lock_guard<std::mutex> lk(mu_);
+    int64_t id = next_pool_++;
+    live_pools_[id] = use_on_oom;
+    return id;
+  }
+
+  // The pool's cached blocks go back to the runtime; its blocks still in use follow when freed.
+  void release_pool(int64_t id) {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      live_pools_.erase(id);
+    }
+    for (int d = 0; d < catch_rt::deviceCount(); ++d) release_cached(d, id);
   }
 
   std::vector<std::vector<TraceEntry>> traces() {
@@ -357,7 +395,9 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
  private:
   std::mutex mu_;
   std::unordered_map<void*, Block*> active_;
-  std::multimap<size_t, Block*> pools_[kMaxDevices];
+  std::map<int64_t, std::multimap<size_t, Block*>> pools_[kMaxDevices];  // pool id -> cached blocks
+  std::map<int64_t, bool> live_pools_;  // MemPool id -> use_on_oom
+  int64_t next_pool_ = 1;
   DeviceStats stats_[kMaxDevices];
   double fraction_[kMaxDevices] = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
   std::atomic<bool> caching_{true};
@@ -585,8 +625,36 @@ void record_host_use(const void* host, catch_rt::Queue* q) {
   if (std::find(qs.begin(), qs.end(), q) == qs.end()) qs.push_back(q);
 }
 
-HostKernelScope::HostKernelScope() : prev_(tls_host_kernel) { tls_host_kernel = true; }
-HostKernelScope::~HostKernelScope() { tls_host_kernel = prev_; }
+// Device busy time (torch.mlu.utilization): nanoseconds spent in outermost host-kernel scopes, per device.
+std::atomic<int64_t> g_busy_ns[kMaxDevices];
+thread_local std::chrono::steady_clock::time_point tls_kernel_start;
+
+HostKernelScope::HostKernelScope() : prev_(tls_host_kernel) {
+  tls_host_kernel = true;
+  if (!prev_) tls_kernel_start = std::chrono::steady_clock::now();
+}
+HostKernelScope::~HostKernelScope() {
+  tls_host_kernel = prev_;
+  if (!prev_) {
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                   tls_kernel_start).count();
+    g_busy_ns[current_device()].fetch_add(ns, std::memory_order_relaxed);
+  }
+}
+
+int64_t device_busy_ns(c10::DeviceIndex device) {
+  check_device_index(device);
+  return g_busy_ns[device].load(std::memory_order_relaxed);
+}
+
+int64_t create_mem_pool(bool use_on_oom) { return the_allocator()->create_pool(use_on_oom); }
+void release_mem_pool(int64_t id) { the_allocator()->release_pool(id); }
+std::pair<int64_t, int> exchange_thread_pool(int64_t id, int device) {
+  std::pair<int64_t, int> prev{tls_pool_id, tls_pool_device};
+  tls_pool_id = id;
+  tls_pool_device = device;
+  return prev;
+}
 
 bool adopt_host_block(c10::DataPtr& p, c10::DeviceIndex device) {
   if (p.get_deleter() != &delete_host_view || p.get() == nullptr) return false;

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../runtime/mlu_runtime.h"
@@ -90,6 +91,7 @@ struct BlockInfo {
   bool allocated;
   int64_t stream;
   std::shared_ptr<c10::GatheredContext> context;
+  int64_t pool;  // 0: default pool; else the MemPool id
 };
 struct TraceEntry {
   const char* action;  // alloc, free_requested, free_completed, segment_alloc, segment_free, oom
@@ -104,6 +106,15 @@ std::vector<std::vector<TraceEntry>> snapshot_traces();  // one list per device
 // Pinned host allocator statistics (torch.cuda.host_memory_stats keys, without the timing counters).
 std::map<std::string, int64_t> host_stats();
 void reset_host_stats(bool peaks_only);
+// Private pools (torch.mlu.MemPool): blocks allocated while a thread uses pool `id` on a device are cached in that
+// pool and reused only by its users; releasing the pool frees its cached blocks. use_on_oom pools lend cached
+// blocks to the default pool when the device is out of memory.
+int64_t create_mem_pool(bool use_on_oom);
+void release_mem_pool(int64_t id);
+// Makes pool `id` (0: default) serve this thread's allocations on `device`; returns the previous (id, device).
+std::pair<int64_t, int> exchange_thread_pool(int64_t id, int device);
+// Nanoseconds device kernels of `device` have run (outermost HostKernelScopes), for torch.mlu.utilization.
+int64_t device_busy_ns(c10::DeviceIndex device);
 
 // ---- device kernels and fallback accounting (kernels/device_kernels.cpp) -------------
 // Registers the generic device kernel for every overload of the kDeviceOps list (once).

@@ -37,8 +37,9 @@ long long envInt(const char* name, long long fallback) {
 // CUDA_VISIBLE_DEVICES (torch.cuda._parse_visible_devices + _device_count_nvml): comma-separated ordinals, each
 // read as a leading (optionally signed) integer; parsing stops at the first element that is not one or is negative;
 // a repeated ordinal makes the list empty; the list is cut at the first ordinal >= physical. Unset: all devices.
-int visibleCount(int physical) {
-  const char* v = std::getenv("MLU_VISIBLE_DEVICES");
+}  // namespace
+
+int visibleDeviceCount(const char* v, int physical) {
   if (v == nullptr) return physical;
   std::string all(v);
   std::vector<long long> ids;
@@ -73,6 +74,10 @@ int visibleCount(int physical) {
   }
   return static_cast<int>(ids.size());
 }
+
+namespace {
+
+int visibleCount(int physical) { return visibleDeviceCount(std::getenv("MLU_VISIBLE_DEVICES"), physical); }
 
 struct Allocation {
   std::size_t size;
@@ -451,7 +456,29 @@ Status resolve(void* dst, const void* src, std::size_t bytes, MemcpyKind kind, v
   if (st == Status::Success && bytes > 0 && (*hdst == nullptr || *hsrc == nullptr)) st = Status::InvalidPointer;
   return st;
 }
+
+// Time spent copying to or from each device's memory (copyBusyNs: torch.mlu.memory_usage).
+std::atomic<std::int64_t> g_copy_ns[kMaxDevices];
+
+int copyDevice(void* dst, const void* src, MemcpyKind kind) {
+  auto p = reinterpret_cast<std::uintptr_t>(kind == MemcpyKind::DeviceToHost ? src : dst);
+  return static_cast<int>(p >> kTagShift) - 1;
+}
+
+void timedMove(void* hd, const void* hs, std::size_t bytes, int device) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::memmove(hd, hs, bytes);
+  if (device >= 0 && device < kMaxDevices) {
+    g_copy_ns[device].fetch_add(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count(),
+        std::memory_order_relaxed);
+  }
+}
 }  // namespace
+
+std::int64_t copyBusyNs(int device) {
+  return device >= 0 && device < kMaxDevices ? g_copy_ns[device].load(std::memory_order_relaxed) : 0;
+}
 
 Status memcpy(void* dst, const void* src, std::size_t bytes, MemcpyKind kind) {
   if (bytes == 0) return Status::Success;
@@ -459,7 +486,7 @@ Status memcpy(void* dst, const void* src, std::size_t bytes, MemcpyKind kind) {
   const void* hs = nullptr;
   Status st = resolve(dst, src, bytes, kind, &hd, &hs);
   if (st != Status::Success) return st;
-  std::memmove(hd, hs, bytes);
+  timedMove(hd, hs, bytes, copyDevice(dst, src, kind));
   return Status::Success;
 }
 
@@ -470,7 +497,8 @@ Status memcpyAsync(void* dst, const void* src, std::size_t bytes, MemcpyKind kin
   const void* hs = nullptr;
   Status st = resolve(dst, src, bytes, kind, &hd, &hs);
   if (st != Status::Success) return st;
-  q->enqueue([hd, hs, bytes] { std::memmove(hd, hs, bytes); });
+  int device = copyDevice(dst, src, kind);
+  q->enqueue([hd, hs, bytes, device] { timedMove(hd, hs, bytes, device); });
   return Status::Success;
 }
 

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from torch_mlu import _C
-from torch_mlu.mlu import _typed, _utils, amp, cncl, cnpx, graphs, memory, profiler, random, sparse, streams
+from torch_mlu.mlu import _typed, _utils, amp, cncl, cnpx, graphs, memory, profiler, random, streams
 from torch_mlu.mlu._utils import _get_device_index
 from torch_mlu.mlu.graphs import MLUGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables
 from torch_mlu.mlu.memory import (
@@ -28,6 +28,7 @@ from torch_mlu.mlu.memory import (
     caching_allocator_delete,
     caching_allocator_disabled,
     caching_allocator_enable,
+    clock_rate,
     device_memory_used,
     empty_cache,
     get_allocator_backend,
@@ -46,6 +47,8 @@ from torch_mlu.mlu.memory import (
     memory_stats,
     memory_stats_as_nested_dict,
     memory_summary,
+    memory_usage,
+    MemPool,
     reset_accumulated_host_memory_stats,
     reset_accumulated_memory_stats,
     reset_max_memory_allocated,
@@ -53,6 +56,8 @@ from torch_mlu.mlu.memory import (
     reset_peak_host_memory_stats,
     reset_peak_memory_stats,
     set_per_process_memory_fraction,
+    use_mem_pool,
+    utilization,
 )
 from torch_mlu.mlu.random import (
     default_generators,
@@ -84,9 +89,9 @@ globals().update(_tensor_classes)
 OutOfMemoryError = torch.OutOfMemoryError
 
 __all__ = [
-    "DeferredMluCallError", "Event", "ExternalStream", "MLUError", "MLUGraph", "OutOfMemoryError", "Stream",
+    "DeferredMluCallError", "Event", "ExternalStream", "MLUError", "MLUGraph", "MemPool", "OutOfMemoryError", "Stream",
     "StreamContext", "amp", "caching_allocator_alloc", "caching_allocator_delete", "caching_allocator_disabled",
-    "caching_allocator_enable", "can_device_access_peer", "check_error", "cncl", "cnpx", "current_device",
+    "caching_allocator_enable", "can_device_access_peer", "clock_rate", "check_error", "cncl", "cnpx", "current_device",
     "current_stream", "default_generators", "default_stream", "device", "device_count", "device_memory_used",
     "device_of", "empty_cache", "fallback_report", "get_allocator_backend", "get_amp_supported_dtype",
     "get_arch_list", "get_device_capability", "get_device_name", "get_device_properties", "get_gencode_flags",
@@ -96,12 +101,12 @@ __all__ = [
     "is_current_stream_capturing", "is_initialized", "is_tf32_supported", "list_gpu_processes",
     "make_graphed_callables", "manual_seed", "manual_seed_all", "max_memory_allocated", "max_memory_cached",
     "max_memory_reserved", "mem_get_info", "memory", "memory_allocated", "memory_cached", "memory_reserved",
-    "memory_snapshot", "memory_stats", "memory_stats_as_nested_dict", "memory_summary", "mluStatus", "profiler",
-    "random", "reset_accumulated_host_memory_stats", "reset_accumulated_memory_stats", "reset_fallback_report",
+    "memory_snapshot", "memory_stats", "memory_stats_as_nested_dict", "memory_summary", "memory_usage", "mluStatus",
+    "profiler", "random", "reset_accumulated_host_memory_stats", "reset_accumulated_memory_stats", "reset_fallback_report",
     "reset_max_memory_allocated", "reset_max_memory_cached", "reset_peak_host_memory_stats",
     "reset_peak_memory_stats", "seed", "seed_all", "set_device", "set_fallback_strict",
     "set_per_process_memory_fraction", "set_rng_state", "set_rng_state_all", "set_stream", "set_sync_debug_mode",
-    "sparse", "stream", "streams", "synchronize", *sorted(_tensor_classes),
+    "stream", "streams", "synchronize", "use_mem_pool", "utilization", *sorted(_tensor_classes),
 ]
 
 # torch.cuda names the emulated device cannot offer, with the reason (``torch.mlu.<name>`` raises AttributeError
@@ -119,14 +124,11 @@ _MISSING = {
                                 "swapped (see MLUPluggableAllocator)",
     "jiterator": "jiterator compiles CUDA C++ elementwise kernels at run time; there is no device compiler here "
                  "(torch.compile on mlu is the way to fuse elementwise code)",
-    "memory_usage": "the emulated device has no memory controller to sample (NVML's memory utilization)",
     "temperature": "the emulated device has no sensors (NVML temperature)",
     "power_draw": "the emulated device has no sensors (NVML power draw)",
-    "clock_rate": "the emulated device has no SM clock to report (NVML clock rate)",
-    "utilization": "the emulated device has no utilization counter to sample (NVML utilization)",
     "tunable": "TunableOp tunes cuBLAS/hipBLASLt GEMM algorithms; Catch's GEMM has one kernel per shape",
-    "MemPool": "the caching allocator has one pool per device; private pools (MemPool) are not implemented",
-    "use_mem_pool": "the caching allocator has one pool per device; private pools (MemPool) are not implemented",
+    "sparse": "the mlu backend has no sparse tensor kernels (SparsePrivateUse1), so there are no typed sparse mlu "
+              "tensor classes",
 }
 
 

@@ -1,7 +1,7 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Typed tensor classes (``torch.mlu.FloatTensor``, ``torch.mlu.sparse.FloatTensor``, ...), the analogues of the
+"""Typed tensor classes (``torch.mlu.FloatTensor``, ``torch.mlu.BoolTensor``, ...), the analogues of the
 classes PyTorch generates for ``torch.cuda`` (``torch/csrc/tensor/python_tensor.cpp``).
 
 ``isinstance(t, torch.mlu.FloatTensor)`` is true for float32 strided tensors on mlu. The legacy constructor works
@@ -19,7 +19,6 @@ import torch
 _DTYPES = {"Float": torch.float32, "Double": torch.float64, "Half": torch.float16, "BFloat16": torch.bfloat16,
            "Byte": torch.uint8, "Char": torch.int8, "Short": torch.int16, "Int": torch.int32, "Long": torch.int64,
            "Bool": torch.bool}
-_SPARSE = ("Float", "Double", "Half", "BFloat16", "Byte", "Char", "Short", "Int", "Long", "Bool")
 
 
 class _TypedTensorMeta(type):
@@ -48,11 +47,6 @@ class _TypedTensor(metaclass=_TypedTensorMeta):
 
     def __new__(cls, *args: Any, device: Any = None) -> torch.Tensor:  # type: ignore[misc]
         dev = _device(device)
-        if cls.layout is torch.sparse_coo:
-            if all(isinstance(a, int) for a in args):
-                return torch.sparse_coo_tensor(torch.empty(len(args), 0, dtype=torch.long),
-                                               torch.empty(0, dtype=cls.dtype), args, device=dev)
-            return torch.sparse_coo_tensor(*args, dtype=cls.dtype, device=dev)
         if not args:
             return torch.empty(0, dtype=cls.dtype, device=dev)
         if all(isinstance(a, int) for a in args):
@@ -69,13 +63,12 @@ class _TypedTensor(metaclass=_TypedTensorMeta):
         raise TypeError(f"{cls.__module__}.{cls.__name__}(): invalid arguments {args!r}")
 
 
-def make(namespace: str, sparse: bool = False) -> dict[str, type]:
-    """The typed classes for ``namespace`` (``torch.mlu`` or ``torch.mlu.sparse``), keyed by class name."""
+def make(namespace: str) -> dict[str, type]:
+    """The typed classes for ``namespace`` (``torch.mlu``), keyed by class name."""
     out: dict[str, type] = {}
-    for prefix in _SPARSE if sparse else _DTYPES:
+    for prefix, dtype in _DTYPES.items():
         name = f"{prefix}Tensor"
         out[name] = _TypedTensorMeta(name, (_TypedTensor,), {
-            "dtype": _DTYPES[prefix], "layout": torch.sparse_coo if sparse else torch.strided,
-            "__module__": namespace, "__qualname__": name,
-            "__doc__": f"{'Sparse ' if sparse else ''}{_DTYPES[prefix]} tensors on mlu (legacy typed class)."})
+            "dtype": dtype, "layout": torch.strided, "__module__": namespace, "__qualname__": name,
+            "__doc__": f"{dtype} tensors on mlu (legacy typed class)."})
     return out

@@ -317,3 +317,124 @@ def _dump_snapshot(filename: str = "dump_snapshot.pickle") -> None:
     """Pickle :func:`_snapshot` to ``filename`` (load it at pytorch.org/memory_viz or with torch.cuda._memory_viz)."""
     with open(filename, "wb") as f:
         pickle.dump(_snapshot(), f)
+
+
+# ---- private pools -----------------------------------------------------------------------------------------------
+
+class MemPool:
+    """A private pool of the caching allocator (``torch.cuda.MemPool``): blocks allocated inside
+    :func:`use_mem_pool` come from it and, once freed, stay cached for its next users only (the default pool does
+    not reuse them and :func:`empty_cache` does not release them). Deleting the pool returns its cached blocks to the
+    runtime. ``use_on_oom=True`` lets an allocation that fails outside the pool take one of its cached blocks.
+    ``allocator`` must be None: device memory comes from the emulated runtime only."""
+
+    def __init__(self, allocator: object = None, use_on_oom: bool = False, no_split: bool = False) -> None:
+        if allocator is not None:
+            raise ValueError("torch.mlu.MemPool: custom allocators are not supported (device memory must come from "
+                             "the emulated runtime)")
+        self._id = int(_C.create_mem_pool(bool(use_on_oom)))
+        self._users = 0
+
+    @property
+    def id(self) -> tuple[int, int]:
+        """Pool id as in snapshots' ``segment_pool_id``."""
+        return (0, self._id)
+
+    @property
+    def allocator(self) -> None:
+        """None: the pool uses the caching allocator."""
+        return None
+
+    def use_count(self) -> int:
+        """References to the pool: this object plus active :func:`use_mem_pool` contexts."""
+        return 1 + self._users
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        """The segments of this pool (:func:`memory_snapshot` format)."""
+        return [s for s in memory_snapshot() if tuple(s["segment_pool_id"]) == self.id]
+
+    def __del__(self) -> None:
+        try:
+            _C.release_mem_pool(self._id)
+        except Exception:  # noqa: S110 (interpreter shutdown)
+            pass
+
+
+@contextlib.contextmanager
+def use_mem_pool(pool: MemPool, device: object = None) -> Iterator[None]:
+    """Route this thread's allocations on ``device`` (default: current) to ``pool`` for the block."""
+    idx = _get_device_index(device, optional=True)
+    prev = _C.exchange_thread_pool(pool._id, idx)
+    pool._users += 1
+    try:
+        yield
+    finally:
+        pool._users -= 1
+        _C.exchange_thread_pool(prev[0], prev[1])
+
+
+# ---- device activity -----------------------------------------------------------------------------------------------
+
+_busy_samples: dict[int, tuple[int, int]] = {}
+
+
+def utilization(device: object = None) -> int:
+    """Percent of time during which device kernels ran on ``device`` over the past sample period (NVML's
+    utilization). The sample period is the time since the previous call for this device (since ``import
+    torch_mlu`` for the first); kernels of several threads may overlap, so the value is capped at 100."""
+    import time
+
+    idx = _get_device_index(device, optional=True)
+    now, busy = time.monotonic_ns(), int(_C.device_busy_ns(idx))
+    t0, b0 = _busy_samples.get(idx, (_IMPORT_NS, 0))
+    _busy_samples[idx] = (now, busy)
+    if now <= t0:
+        return 0
+    return min(100, round(100 * (busy - b0) / (now - t0)))
+
+
+def memory_usage(device: object = None) -> int:
+    """Percent of time during which ``device``'s memory was read or written over the past sample period (NVML's
+    memory utilization): device kernels (they work on device memory throughout) plus copies to or from it. The
+    sample period is the time since the previous call (since ``import torch_mlu`` for the first); capped at 100."""
+    import time
+
+    idx = _get_device_index(device, optional=True)
+    now, busy = time.monotonic_ns(), int(_C.device_busy_ns(idx)) + int(_C.copy_busy_ns(idx))
+    t0, b0 = _mem_samples.get(idx, (_IMPORT_NS, 0))
+    _mem_samples[idx] = (now, busy)
+    if now <= t0:
+        return 0
+    return min(100, round(100 * (busy - b0) / (now - t0)))
+
+
+_mem_samples: dict[int, tuple[int, int]] = {}
+
+
+def clock_rate(device: object = None) -> int:
+    """Clock of the compute units in MHz (NVML's SM clock): the emulated device's kernels run on the host CPU, so
+    this is the mean current frequency of its cores (``/proc/cpuinfo``, else ``cpufreq``); 0 when the host does
+    not report one."""
+    _get_device_index(device, optional=True)
+    mhz: list[float] = []
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            mhz = [float(line.split(":")[1]) for line in f if line.lower().startswith("cpu mhz")]
+    except OSError:
+        pass
+    if not mhz:
+        try:
+            with open("/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", encoding="utf-8") as f:
+                mhz = [int(f.read().strip()) / 1000]
+        except (OSError, ValueError):
+            return 0
+    return round(sum(mhz) / len(mhz))
+
+
+def _now_ns() -> int:
+    import time
+
+    return time.monotonic_ns()
+
+
+_IMPORT_NS = _now_ns()
