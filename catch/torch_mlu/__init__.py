@@ -11,6 +11,7 @@ methods, as PyTorch's reference backend torch_openreg does.
 The device runs on an emulated MLU runtime. Environment variables:
 
 - ``MLU_VISIBLE_DEVICE_COUNT``: number of devices (default 2).
+- ``MLU_VISIBLE_DEVICES``: which of them are visible, parsed like ``CUDA_VISIBLE_DEVICES`` (takes precedence).
 - ``CATCH_MLU_MEMORY_BYTES``: capacity of each device in bytes (default 8 GiB); exceeding it raises
   ``torch.OutOfMemoryError``.
 - ``CATCH_FALLBACK_STRICT=1``: an op without an mlu kernel raises instead of falling back to the CPU.

@@ -5,13 +5,17 @@
 device mmengine picked as JSON. ``--amp``: AmpOptimWrapper (fp16 autocast + dynamic loss scaling), as
 mmengine's MLU path runs it; otherwise the plain OptimWrapper.
 
-Usage: python mmengine_runner.py WORK_DIR [--amp]
+Usage: python mmengine_runner.py WORK_DIR [--amp] [--no-mlu]
+  --no-mlu: run as if torch_mlu were not installed (mmengine imports it itself when it can), i.e. on the CPU.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+
+if "--no-mlu" in sys.argv:
+    sys.modules["torch_mlu"] = None  # type: ignore[assignment]  # makes `import torch_mlu` raise ImportError
 
 import torch
 from mmengine.device import get_device

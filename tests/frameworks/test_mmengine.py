@@ -37,7 +37,7 @@ def test_import_mmengine_structures():
 
 def test_runner_amp_on_mlu_matches_cpu(tmp_path):
     mlu = _run(tmp_path / "mlu", "--amp", autoload=True)
-    cpu = _run(tmp_path / "cpu", autoload=False)  # no torch_mlu: mmengine picks the CPU
+    cpu = _run(tmp_path / "cpu", "--no-mlu", autoload=False)  # no torch_mlu: mmengine picks the CPU
     assert (mlu["device"], mlu["wrapper"], mlu["param_device"]) == ("mlu", "AmpOptimWrapper", "mlu:0")
     assert (cpu["device"], cpu["wrapper"], cpu["param_device"]) == ("cpu", "OptimWrapper", "cpu")
     assert mlu["params"].keys() == cpu["params"].keys()
