@@ -59,9 +59,8 @@ def test_replayed_random_ops_draw_new_numbers():
 def test_sync_in_capture_raises_like_cuda():
     g = torch.mlu.MLUGraph()
     x = torch.ones(3, device="mlu")
-    with pytest.raises(RuntimeError, match="not permitted when stream is capturing"):
-        with torch.mlu.graph(g):
-            x.sum().item()
+    with pytest.raises(RuntimeError, match="not permitted when stream is capturing"), torch.mlu.graph(g):
+        x.sum().item()
 
 
 def test_whole_training_step_captured_matches_eager():
@@ -91,7 +90,7 @@ def test_whole_training_step_captured_matches_eager():
         sx.copy_(x)
         sy.copy_(y)
         g.replay()
-    for pe, pg in zip(m_e.parameters(), m_g.parameters()):
+    for pe, pg in zip(m_e.parameters(), m_g.parameters(), strict=True):
         torch.testing.assert_close(pg.cpu(), pe.cpu(), rtol=1e-6, atol=1e-6)
 
 
@@ -114,7 +113,7 @@ def test_make_graphed_callables_trains_like_eager():
         opt_g.zero_grad()
         graphed(x).pow(2).sum().backward()
         opt_g.step()
-    for pe, pg in zip(eager.parameters(), model.parameters()):
+    for pe, pg in zip(eager.parameters(), model.parameters(), strict=True):
         torch.testing.assert_close(pg.cpu(), pe.cpu(), rtol=1e-6, atol=1e-6)
     model.eval()  # other training state: the module's own forward
     torch.testing.assert_close(graphed(xs[0]).cpu(), eager(xs[0]).cpu(), rtol=1e-6, atol=1e-6)

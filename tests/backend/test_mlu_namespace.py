@@ -28,7 +28,7 @@ def test_typed_tensor_classes():
     # mmengine.structures' annotations: Union[torch.BoolTensor, torch.mlu.BoolTensor] must be a valid type union
     from typing import Union
 
-    Union[torch.BoolTensor, torch.mlu.BoolTensor]  # noqa: B018
+    Union[torch.BoolTensor, torch.mlu.BoolTensor]  # noqa: B018, UP007 (the spelling mmengine uses)
     with pytest.raises(RuntimeError, match="device type: mlu"):
         torch.mlu.FloatTensor(2, device="cpu")
 
@@ -164,12 +164,12 @@ def test_fused_adam_equals_torch_optim_step_for_step(adam_w_mode, weight_decay, 
     noop = torch.tensor([0], dtype=torch.int32, device="mlu")
     for step in range(1, 6):
         grads = [torch.randn(s, dtype=dtype) for s in shapes]
-        for r, g in zip(ref32, grads):
+        for r, g in zip(ref32, grads, strict=True):
             r.grad = g.float()
         opt.step()
         torch.ops.torch_mlu.fused_adam(noop, [g.to("mlu") for g in grads], params, m, v, 1e-2, 0.9, 0.99, 1e-8, step,
                                        adam_w_mode, 1, weight_decay)
-        for p, r in zip(params, ref32):
+        for p, r in zip(params, ref32, strict=True):
             if dtype == torch.float32:
                 torch.testing.assert_close(p.cpu(), r.detach(), rtol=0, atol=0)
             else:
@@ -179,4 +179,4 @@ def test_fused_adam_equals_torch_optim_step_for_step(adam_w_mode, weight_decay, 
     before = [p.clone() for p in params]
     torch.ops.torch_mlu.fused_adam(noop.fill_(1), [torch.ones_like(p) for p in params], params, m, v, 1e-2, 0.9,
                                    0.99, 1e-8, 6, adam_w_mode, 1, weight_decay)
-    assert all(torch.equal(a, b) for a, b in zip(before, params))  # noop_flag set: nothing changes
+    assert all(torch.equal(a, b) for a, b in zip(before, params, strict=True))  # noop_flag set: nothing changes

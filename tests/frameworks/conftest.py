@@ -7,6 +7,7 @@ native op builds, running their own MLU code paths on the emulated device."""
 from __future__ import annotations
 
 import torch
+
 import torch_mlu  # noqa: F401  (a broken build fails loudly)
 
 assert torch.mlu.is_available()
