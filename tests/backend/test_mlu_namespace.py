@@ -180,3 +180,13 @@ def test_fused_adam_equals_torch_optim_step_for_step(adam_w_mode, weight_decay, 
     torch.ops.torch_mlu.fused_adam(noop.fill_(1), [torch.ones_like(p) for p in params], params, m, v, 1e-2, 0.9,
                                    0.99, 1e-8, 6, adam_w_mode, 1, weight_decay)
     assert all(torch.equal(a, b) for a, b in zip(before, params, strict=True))  # noop_flag set: nothing changes
+
+
+def test_profiler_session_records_mlu_work():
+    torch.mlu.profiler.start()
+    with pytest.raises(RuntimeError, match="already running"):
+        torch.mlu.profiler.start()
+    torch.ones(3, device="mlu").add(1)
+    prof = torch.mlu.profiler.stop()
+    assert any(e.name == "aten::add" for e in prof.events())
+    assert torch.mlu.profiler.stop() is None
