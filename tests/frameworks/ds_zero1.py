@@ -27,7 +27,13 @@ def main() -> None:
         port = s.getsockname()[1]
     os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     import deepspeed
+    import deepspeed.ops
     from deepspeed.accelerator import get_accelerator
+
+    # No native op builds: DeepSpeed's CPU backend would JIT-compile its shared-memory collective op
+    # (ShareMemCommBuilder, "deepspeed_shm_comm") at init when a compiler is present; one process needs no
+    # shared-memory transport, so mark it unavailable (DeepSpeed then uses torch.distributed's own collectives).
+    deepspeed.ops.__compatible_ops__["deepspeed_shm_comm"] = False
 
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(6, 12), torch.nn.Tanh(), torch.nn.Linear(12, 2))
