@@ -11,6 +11,7 @@ methods, as PyTorch's reference backend torch_openreg does.
 The device runs on an emulated MLU runtime. Environment variables:
 
 - ``MLU_VISIBLE_DEVICE_COUNT``: number of devices (default 2).
+- ``MLU_VISIBLE_DEVICES``: which of them are visible, parsed like ``CUDA_VISIBLE_DEVICES`` (takes precedence).
 - ``CATCH_MLU_MEMORY_BYTES``: capacity of each device in bytes (default 8 GiB); exceeding it raises
   ``torch.OutOfMemoryError``.
 - ``CATCH_FALLBACK_STRICT=1``: an op without an mlu kernel raises instead of falling back to the CPU.
@@ -31,7 +32,7 @@ import sys  # noqa: E402
 
 import torch  # noqa: E402
 
-from torch_mlu import _C, mlu  # noqa: E402
+from torch_mlu import _C, backends, mlu, optim  # noqa: E402
 from torch_mlu._version import __version__  # noqa: E402
 
 __all__ = ["__version__", "mlu"]
@@ -41,8 +42,9 @@ torch.utils.rename_privateuse1_backend("mlu")
 torch._register_device_module("mlu", mlu)
 # torch._register_device_module makes `torch.mlu` an alias of torch_mlu.mlu in sys.modules; alias its submodules
 # too, so `import torch.mlu.amp` (as `import torch.cuda.amp` works) yields the same module objects, not a second copy.
-for _name in ("amp", "memory", "random", "streams"):
+for _name in ("amp", "cncl", "cnpx", "graphs", "memory", "profiler", "random", "streams"):
     sys.modules[f"torch.mlu.{_name}"] = sys.modules[f"torch_mlu.mlu.{_name}"]
+backends.install()
 torch.utils.generate_methods_for_privateuse1_backend(
     for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
 )

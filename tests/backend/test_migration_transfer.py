@@ -116,23 +116,24 @@ def test_amp_with_cuda_spellings() -> None:
 def test_unsupported_apis_raise_naming_the_api() -> None:
     out = run("""
         from torch_mlu.contrib.api_map import UnsupportedCudaAPIError
-        for call in (lambda: torch.cuda.CUDAGraph(), lambda: torch.cuda.utilization(),
-                     lambda: torch.cuda.nccl.all_reduce([]), lambda: torch.cuda.graphs.make_graphed_callables(None, ()),
-                     lambda: torch.cuda.CUDAGraph.replay):
+        for call in (lambda: torch.cuda.temperature(), lambda: torch.cuda.current_blas_handle(),
+                     lambda: torch.cuda.CUDAPluggableAllocator("liballoc.so", "alloc", "free"),
+                     lambda: torch.cuda.GreenContext.create):
             try:
                 call()
                 print("no error")
             except UnsupportedCudaAPIError as err:
                 print(err)
-        print(isinstance(torch.ones(1), torch.cuda.FloatTensor), hasattr(torch.cuda.CUDAGraph, "replay"))
+        # names torch.mlu has are mapped, not refused
+        print(isinstance(torch.ones(1), torch.cuda.FloatTensor), torch.cuda.CUDAGraph is torch.mlu.MLUGraph,
+              hasattr(torch.cuda.CUDAGraph, "replay"))
     """)
     lines = out.strip().split("\n")
-    assert lines[0].startswith("torch.cuda.CUDAGraph is not supported on mlu: CUDA graphs")
-    assert lines[1].startswith("torch.cuda.utilization is not supported on mlu: NVML")
-    assert lines[2].startswith("torch.cuda.nccl.all_reduce is not supported on mlu:") and "cncl" in lines[2]
-    assert lines[3].startswith("torch.cuda.graphs.make_graphed_callables is not supported")
-    assert lines[4].startswith("torch.cuda.CUDAGraph is not supported")
-    assert lines[5] == "False False"
+    assert lines[0].startswith("torch.cuda.temperature is not supported on mlu: NVML")
+    assert lines[1].startswith("torch.cuda.current_blas_handle is not supported on mlu:")
+    assert lines[2].startswith("torch.cuda.CUDAPluggableAllocator is not supported on mlu:")
+    assert lines[3].startswith("torch.cuda.GreenContext is not supported on mlu:")
+    assert lines[4] == "False True True"
 
 
 def test_not_applicable_apis_warn_once() -> None:

@@ -4,6 +4,8 @@
 // torch_mlu._C: the Python binding of the runtime and core.
 #include <torch/csrc/Generator.h>
 #include <torch/csrc/utils/device_lazy_init.h>
+#include <torch/csrc/profiler/combined_traceback.h>
+#include <torch/csrc/Export.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include <c10/core/DeviceGuard.h>
@@ -18,6 +20,13 @@
 #include "mlu_aten.h"
 
 namespace py = pybind11;
+
+// From torch/csrc/profiler/python/combined_traceback.h (libtorch_python), declared here because that header pulls
+// in nlohmann/json, which the wheel does not ship.
+namespace torch {
+TORCH_API std::vector<pybind11::object> py_symbolize(std::vector<CapturedTraceback*>& to_symbolize);
+TORCH_PYTHON_API void installCapturedTracebackPython();
+}  // namespace torch
 using namespace torch_mlu;
 
 namespace {
@@ -102,6 +111,79 @@ std::vector<std::optional<at::Tensor>> wrap_host_outputs(const std::vector<at::T
   return result;
 }
 
+std::shared_ptr<c10::GatheredContext> gather_python_stack() {
+  return torch::CapturedTraceback::gather(/*python=*/true, /*script=*/false, /*cpp=*/false);
+}
+
+// The allocator's state in torch.cuda.memory._snapshot()'s format (segments with blocks, device_traces), frames
+// symbolized by PyTorch's own traceback code.
+py::dict memory_snapshot() {
+  auto blocks = snapshot_blocks();
+  auto traces = snapshot_traces();
+  std::vector<torch::CapturedTraceback*> to_symbolize;
+  auto add = [&](const std::shared_ptr<c10::GatheredContext>& c) -> int64_t {
+    auto* tb = dynamic_cast<torch::CapturedTraceback*>(c.get());
+    if (tb == nullptr) return -1;
+    to_symbolize.push_back(tb);
+    return static_cast<int64_t>(to_symbolize.size()) - 1;
+  };
+  std::vector<int64_t> block_frames;
+  for (const auto& b : blocks) block_frames.push_back(add(b.context));
+  std::vector<std::vector<int64_t>> trace_frames;
+  for (const auto& t : traces) {
+    trace_frames.emplace_back();
+    for (const auto& e : t) trace_frames.back().push_back(add(e.context));
+  }
+  std::vector<py::object> frames = torch::py_symbolize(to_symbolize);
+  auto frames_of = [&](int64_t i) -> py::object { return i < 0 ? py::list() : frames[i]; };
+  py::list segments;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const auto& b = blocks[i];
+    py::dict block;
+    block["address"] = b.addr;
+    block["size"] = b.size;
+    block["requested_size"] = b.requested;
+    block["state"] = b.allocated ? "active_allocated" : "inactive";
+    block["frames"] = frames_of(block_frames[i]);
+    py::dict seg;
+    seg["device"] = b.device;
+    seg["address"] = b.addr;
+    seg["total_size"] = b.size;
+    seg["allocated_size"] = b.allocated ? b.size : 0;
+    seg["active_size"] = b.allocated ? b.size : 0;
+    seg["requested_size"] = b.requested;
+    seg["stream"] = b.stream;
+    seg["segment_type"] = b.size <= (1 << 20) ? "small" : "large";
+    seg["segment_pool_id"] = py::make_tuple(0, b.pool);
+    seg["is_expandable"] = false;
+    seg["frames"] = frames_of(block_frames[i]);
+    py::list bl;
+    bl.append(block);
+    seg["blocks"] = bl;
+    segments.append(seg);
+  }
+  py::list device_traces;
+  for (size_t d = 0; d < traces.size(); ++d) {
+    py::list dt;
+    for (size_t j = 0; j < traces[d].size(); ++j) {
+      const auto& e = traces[d][j];
+      py::dict entry;
+      entry["action"] = e.action;
+      entry["addr"] = e.addr;
+      entry["size"] = e.size;
+      entry["stream"] = e.stream;
+      entry["time_us"] = e.time_us;
+      entry["frames"] = frames_of(trace_frames[d][j]);
+      dt.append(entry);
+    }
+    device_traces.append(dt);
+  }
+  py::dict out;
+  out["segments"] = segments;
+  out["device_traces"] = device_traces;
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_C, m) {
@@ -126,6 +208,10 @@ PYBIND11_MODULE(_C, m) {
   m.def("synchronize", [](int64_t d) {
     py::gil_scoped_release nogil;
     check_status(catch_rt::deviceSynchronize(resolve(d)), "synchronize");
+  });
+  m.def("status_string", [](int code) {
+    TORCH_CHECK(code >= 0 && code <= static_cast<int>(catch_rt::Status::TimingDisabled), "unknown MLU status ", code);
+    return std::string(catch_rt::statusString(static_cast<catch_rt::Status>(code)));
   });
   m.def("device_name", [] { return std::string(catch_rt::deviceName()); });
   m.def("capacity", [] { return static_cast<uint64_t>(catch_rt::deviceCapacity()); });
@@ -158,6 +244,28 @@ PYBIND11_MODULE(_C, m) {
 
   // caching allocator
   m.def("empty_cache", [] { empty_cache(); });
+  m.def("set_memory_fraction", [](double f, int64_t d) { set_memory_fraction(f, resolve(d)); });
+  m.def("get_memory_fraction", [](int64_t d) { return get_memory_fraction(resolve(d)); });
+  m.def("set_caching_enabled", [](bool on) { set_caching_enabled(on); });
+  m.def("caching_enabled", [] { return caching_enabled(); });
+  m.def("record_memory_history", [](bool enabled, bool stacks, uint64_t max_entries, bool clear) {
+    if (enabled && stacks) torch::installCapturedTracebackPython();
+    record_history(enabled, stacks ? &gather_python_stack : nullptr, max_entries, clear);
+  });
+  m.def("memory_snapshot", [] { return memory_snapshot(); });
+  m.def("create_mem_pool", [](bool use_on_oom) { return create_mem_pool(use_on_oom); });
+  m.def("release_mem_pool", [](int64_t id) { release_mem_pool(id); });
+  m.def("exchange_thread_pool", [](int64_t id, int64_t d) {
+    auto prev = exchange_thread_pool(id, d < 0 ? -1 : static_cast<int>(resolve(d)));
+    return py::make_tuple(prev.first, prev.second);
+  });
+  m.def("device_busy_ns", [](int64_t d) { return device_busy_ns(resolve(d)); });
+  m.def("copy_busy_ns", [](int64_t d) { return static_cast<int64_t>(catch_rt::copyBusyNs(resolve(d))); });
+  m.def("_visible_device_count", [](const std::optional<std::string>& value, int physical) {
+    return catch_rt::visibleDeviceCount(value.has_value() ? value->c_str() : nullptr, physical);
+  });
+  m.def("host_memory_stats", [] { return host_stats(); });
+  m.def("reset_host_memory_stats", [](bool peaks_only) { reset_host_stats(peaks_only); });
 
   // host-kernel mode (torch_mlu.compile: compiled CPU code writing device memory)
   py::class_<PyHostKernelScope>(m, "_HostKernelScope")

@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <deque>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -42,7 +44,19 @@ struct Block {
   int device;
   c10::StreamId stream;
   std::vector<c10::Stream> used_on;  // recordStream
+  std::shared_ptr<c10::GatheredContext> context;  // where it was allocated (memory history on)
+  int64_t pool;  // 0: the device's default pool; else a MemPool id
 };
+
+// use_mem_pool: allocations of this thread on device tls_pool_device come from pool tls_pool_id.
+thread_local int64_t tls_pool_id = 0;
+thread_local int tls_pool_device = -1;
+
+int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 std::string fmt_bytes(int64_t b) {
   char buf[64];
@@ -136,28 +150,43 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
     return {free_b, total};
   }
 
+  // Runtime malloc within the per-process fraction (caller holds mu_): a request above the allowed reserved
+  // bytes fails like a runtime OutOfMemory.
+  catch_rt::Status malloc_within_fraction(int dev, size_t size, void** p) {
+    if (fraction_[dev] < 1.0) {
+      auto allowed = static_cast<int64_t>(fraction_[dev] * static_cast<double>(catch_rt::deviceCapacity()));
+      if (stats_[dev].reserved_bytes[0].current + static_cast<int64_t>(size) > allowed) {
+        return catch_rt::Status::OutOfMemory;
+      }
+    }
+    return catch_rt::malloc(dev, size, p);
+  }
+
   void* alloc_block(int dev, size_t n) {
     if (n == 0) return nullptr;
     size_t size = (n + kRound - 1) / kRound * kRound;
     bool small = size <= kSmallSize;
+    std::shared_ptr<c10::GatheredContext> ctx = recorder_ != nullptr ? recorder_() : nullptr;
+    int64_t pid = tls_pool_device == dev ? tls_pool_id : 0;
     std::unique_lock<std::mutex> lk(mu_);
-    auto& pool = pools_[dev];
-    Block* b = nullptr;
-    auto it = pool.lower_bound(size);
-    if (it != pool.end() && it->first <= 2 * size) {
-      b = it->second;
-      pool.erase(it);
-    } else {
+    Block* b = take_cached(pools_[dev][pid], size);
+    if (b == nullptr) {
       void* p = nullptr;
-      auto st = catch_rt::malloc(dev, size, &p);
+      auto st = malloc_within_fraction(dev, size, &p);
       if (st == catch_rt::Status::OutOfMemory) {
         stats_[dev].num_alloc_retries++;
         lk.unlock();
         release_cached(dev);
         lk.lock();
-        st = catch_rt::malloc(dev, size, &p);
+        st = malloc_within_fraction(dev, size, &p);
       }
-      if (st == catch_rt::Status::OutOfMemory) {
+      if (st == catch_rt::Status::OutOfMemory && pid == 0) {
+        // MemPool(use_on_oom=True): a cached block of such a pool is the last resort.
+        for (auto& kv : live_pools_) {
+          if (kv.second && (b = take_cached(pools_[dev][kv.first], size)) != nullptr) break;
+        }
+      }
+      if (b == nullptr && st == catch_rt::Status::OutOfMemory) {
         auto& s = stats_[dev];
         s.num_ooms++;
         size_t free_b = 0;
@@ -165,23 +194,37 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
         catch_rt::memGetInfo(dev, &free_b, &total);
         int64_t allocated = s.allocated_bytes[0].current;
         int64_t reserved = s.reserved_bytes[0].current;
+        std::string allowed_info;
+        if (fraction_[dev] < 1.0) {
+          allowed_info =
+              fmt_bytes(static_cast<int64_t>(fraction_[dev] * static_cast<double>(total))) + " allowed; ";
+        }
+        trace(dev, "oom", 0, size, 0, ctx);
         lk.unlock();
+        // The shape of c10::cuda::CUDACachingAllocator's message.
         TORCH_CHECK_WITH(OutOfMemoryError, false, "MLU out of memory. Tried to allocate ", fmt_bytes(size),
                          ". MLU ", dev, " has a total capacity of ", fmt_bytes(total), " of which ",
-                         fmt_bytes(free_b), " is free. Of the allocated memory ", fmt_bytes(allocated),
-                         " is allocated by PyTorch, and ", fmt_bytes(reserved - allocated),
+                         fmt_bytes(free_b), " is free. Including non-PyTorch memory, this process has ",
+                         fmt_bytes(total - free_b), " memory in use. ", allowed_info, "Of the allocated memory ",
+                         fmt_bytes(allocated), " is allocated by PyTorch, and ", fmt_bytes(reserved - allocated),
                          " is reserved by PyTorch but unallocated. (Capacity is set by CATCH_MLU_MEMORY_BYTES.)");
       }
-      MLU_CHECK(st);
-      b = new Block{p, size, n, dev, 0, {}};
-      auto& s = stats_[dev];
-      update(s.reserved_bytes, size, small, true);
-      update(s.segment, 1, small, true);
-      s.num_device_alloc++;
+      if (b == nullptr) {
+        MLU_CHECK(st);
+        b = new Block{p, size, n, dev, 0, {}, nullptr, pid};
+        auto& s = stats_[dev];
+        update(s.reserved_bytes, size, small, true);
+        update(s.segment, 1, small, true);
+        s.num_device_alloc++;
+        trace(dev, "segment_alloc", reinterpret_cast<uintptr_t>(p), size,
+              current_stream_id(static_cast<c10::DeviceIndex>(dev)), ctx);
+      }
     }
     b->requested = n;
     b->stream = current_stream_id(static_cast<c10::DeviceIndex>(dev));
     b->used_on.clear();
+    b->context = ctx;
+    trace(dev, "alloc", reinterpret_cast<uintptr_t>(b->dptr), b->size, b->stream, ctx);
     active_.emplace(b->dptr, b);
     auto& s = stats_[dev];
     bool bsmall = b->size <= kSmallSize;
@@ -217,13 +260,38 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
     update(s.requested_bytes, b->requested, small, false);
     update(s.allocation, 1, small, false);
     update(s.active, 1, small, false);
-    pools_[b->device].emplace(b->size, b);
+    if (recorder_ != nullptr || history_) {
+      auto ctx = b->context;
+      trace(b->device, "free_requested", reinterpret_cast<uintptr_t>(b->dptr), b->size, b->stream, ctx);
+      trace(b->device, "free_completed", reinterpret_cast<uintptr_t>(b->dptr), b->size, b->stream, ctx);
+    }
+    b->context = nullptr;
+    if (!caching_ || (b->pool != 0 && live_pools_.count(b->pool) == 0)) {
+      catch_rt::free(b->dptr);
+      update(s.reserved_bytes, b->size, small, false);
+      update(s.segment, 1, small, false);
+      s.num_device_free++;
+      trace(b->device, "segment_free", reinterpret_cast<uintptr_t>(b->dptr), b->size, b->stream, nullptr);
+      delete b;
+      return true;
+    }
+    pools_[b->device][b->pool].emplace(b->size, b);
     return true;
   }
 
-  void release_cached(int dev) {
+  // A cached block of `pool` for a request of `size` bytes (at most twice as big), removed from the pool; null if
+  // none fits. Caller holds mu_.
+  static Block* take_cached(std::multimap<size_t, Block*>& pool, size_t size) {
+    auto it = pool.lower_bound(size);
+    if (it == pool.end() || it->first > 2 * size) return nullptr;
+    Block* b = it->second;
+    pool.erase(it);
+    return b;
+  }
+
+  void release_cached(int dev, int64_t pool_id = 0) {
     std::lock_guard<std::mutex> lk(mu_);
-    auto& pool = pools_[dev];
+    auto& pool = pools_[dev][pool_id];
     auto& s = stats_[dev];
     for (auto& kv : pool) {
       Block* b = kv.second;
@@ -232,10 +300,92 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
       update(s.reserved_bytes, b->size, small, false);
       update(s.segment, 1, small, false);
       s.num_device_free++;
+      trace(dev, "segment_free", reinterpret_cast<uintptr_t>(b->dptr), b->size, b->stream, nullptr);
       delete b;
     }
     pool.clear();
   }
+
+  // ---- controls and introspection ----
+  void set_fraction(double f, int dev) {
+    std::lock_guard<std::mutex> lk(mu_);
+    fraction_[dev] = f;
+  }
+  double fraction(int dev) {
+    std::lock_guard<std::mutex> lk(mu_);
+    return fraction_[dev];
+  }
+  void set_caching(bool on) {
+    caching_ = on;
+    if (!on) emptyCache({0, 0});
+  }
+  bool caching() const { return caching_; }
+
+  void set_history(bool enabled, ContextRecorder recorder, size_t max_entries, bool clear) {
+    std::lock_guard<std::mutex> lk(mu_);
+    history_ = enabled;
+    recorder_ = enabled ? recorder : nullptr;
+    max_entries_ = std::max<size_t>(max_entries, 1);
+    if (clear || !enabled) {
+      for (auto& t : traces_) t.clear();
+    }
+  }
+
+  std::vector<BlockInfo> blocks() {
+    std::lock_guard<std::mutex> lk(mu_);
+    std::vector<BlockInfo> out;
+    for (auto& kv : active_) {
+      Block* b = kv.second;
+      out.push_back({b->device, reinterpret_cast<uintptr_t>(b->dptr), b->size, b->requested, true, b->stream,
+                     b->context, b->pool});
+    }
+    for (int d = 0; d < kMaxDevices; ++d) {
+      for (auto& pool : pools_[d]) {
+        for (auto& kv : pool.second) {
+          Block* b = kv.second;
+          out.push_back({b->device, reinterpret_cast<uintptr_t>(b->dptr), b->size, 0, false, b->stream, nullptr,
+                         pool.first});
+        }
+      }
+    }
+    std::sort(out.begin(), out.end(), [](const BlockInfo& a, const BlockInfo& b) { return a.addr < b.addr; });
+    return out;
+  }
+
+  int64_t create_pool(bool use_on_oom) {
+    std::lock_guard<std::mutex> lk(mu_);
+    int64_t id = next_pool_++;
+    live_pools_[id] = use_on_oom;
+    return id;
+  }
+
+  // The pool's cached blocks go back to the runtime; its blocks still in use follow when freed.
+  void release_pool(int64_t id) {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      live_pools_.erase(id);
+    }
+    for (int d = 0; d < catch_rt::deviceCount(); ++d) release_cached(d, id);
+  }
+
+  std::vector<std::vector<TraceEntry>> traces() {
+    std::lock_guard<std::mutex> lk(mu_);
+    std::vector<std::vector<TraceEntry>> out;
+    for (int d = 0; d < catch_rt::deviceCount(); ++d) out.emplace_back(traces_[d].begin(), traces_[d].end());
+    return out;
+  }
+
+ private:
+  // Caller holds mu_.
+  void trace(int dev, const char* action, uintptr_t addr, size_t size, int64_t stream,
+             std::shared_ptr<c10::GatheredContext> ctx) {
+    if (!history_) return;
+    auto& t = traces_[dev];
+    t.push_back({action, addr, size, stream, now_us(), std::move(ctx)});
+    while (t.size() > max_entries_) t.pop_front();
+  }
+
+ public:
 
   bool owns(const void* dptr) {
     std::lock_guard<std::mutex> lk(mu_);
@@ -245,8 +395,16 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
  private:
   std::mutex mu_;
   std::unordered_map<void*, Block*> active_;
-  std::multimap<size_t, Block*> pools_[kMaxDevices];
+  std::map<int64_t, std::multimap<size_t, Block*>> pools_[kMaxDevices];  // pool id -> cached blocks
+  std::map<int64_t, bool> live_pools_;  // MemPool id -> use_on_oom
+  int64_t next_pool_ = 1;
   DeviceStats stats_[kMaxDevices];
+  double fraction_[kMaxDevices] = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
+  std::atomic<bool> caching_{true};
+  bool history_ = false;
+  ContextRecorder recorder_ = nullptr;
+  size_t max_entries_ = SIZE_MAX;
+  std::deque<TraceEntry> traces_[kMaxDevices];
 };
 
 MLUCachingAllocator* the_allocator() {
@@ -309,7 +467,33 @@ PinnedUses& pinned_uses() {
   return *u;
 }
 
+// Pinned blocks are not cached (each allocation is one runtime hostMalloc), so the active counters equal the
+// allocation counters; the caching host allocator's keys are kept so torch.cuda.host_memory_stats readers work.
+struct HostStats {
+  std::mutex mu;
+  Stat allocations;
+  Stat allocated_bytes;
+  int64_t num_host_alloc = 0;
+  int64_t num_host_free = 0;
+  std::unordered_map<void*, size_t> sizes;
+};
+HostStats& host_stats_state() {
+  static HostStats* h = new HostStats();  // leaked: deleters may run during static destruction
+  return *h;
+}
+
 void free_pinned_now(void* p) {
+  {
+    auto& h = host_stats_state();
+    std::lock_guard<std::mutex> lk(h.mu);
+    auto it = h.sizes.find(p);
+    if (it != h.sizes.end()) {
+      h.allocations.decrease(1);
+      h.allocated_bytes.decrease(static_cast<int64_t>(it->second));
+      h.num_host_free++;
+      h.sizes.erase(it);
+    }
+  }
   auto st = catch_rt::hostFree(p);
   if (st != catch_rt::Status::Success) {
     TORCH_WARN("MLU error: free of pinned host pointer ", p, " failed: ", catch_rt::statusString(st));
@@ -352,7 +536,15 @@ class PinnedAllocator final : public c10::Allocator {
  public:
   c10::DataPtr allocate(size_t n) override {
     void* p = nullptr;
-    if (n > 0) MLU_CHECK(catch_rt::hostMalloc(n, &p));
+    if (n > 0) {
+      MLU_CHECK(catch_rt::hostMalloc(n, &p));
+      auto& h = host_stats_state();
+      std::lock_guard<std::mutex> lk(h.mu);
+      h.allocations.increase(1);
+      h.allocated_bytes.increase(static_cast<int64_t>(n));
+      h.num_host_alloc++;
+      h.sizes[p] = n;
+    }
     return {p, p, &delete_pinned, c10::Device(c10::DeviceType::CPU)};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &delete_pinned; }
@@ -364,6 +556,57 @@ class PinnedAllocator final : public c10::Allocator {
 c10::DeviceAllocator* device_allocator() { return the_allocator(); }
 
 void empty_cache() { the_allocator()->emptyCache({0, 0}); }
+
+void set_memory_fraction(double fraction, c10::DeviceIndex device) {
+  check_device_index(device);
+  TORCH_CHECK(fraction >= 0 && fraction <= 1, "Invalid fraction value: ", fraction, ". Allowed range: 0~1");
+  the_allocator()->set_fraction(fraction, device);
+}
+double get_memory_fraction(c10::DeviceIndex device) {
+  check_device_index(device);
+  return the_allocator()->fraction(device);
+}
+void set_caching_enabled(bool on) { the_allocator()->set_caching(on); }
+bool caching_enabled() { return the_allocator()->caching(); }
+void record_history(bool enabled, ContextRecorder recorder, size_t max_entries, bool clear) {
+  the_allocator()->set_history(enabled, recorder, max_entries, clear);
+}
+std::vector<BlockInfo> snapshot_blocks() { return the_allocator()->blocks(); }
+std::vector<std::vector<TraceEntry>> snapshot_traces() { return the_allocator()->traces(); }
+
+std::map<std::string, int64_t> host_stats() {
+  auto& h = host_stats_state();
+  std::lock_guard<std::mutex> lk(h.mu);
+  std::map<std::string, int64_t> out;
+  for (const char* prefix : {"allocations", "active_requests"}) {
+    out[std::string(prefix) + ".current"] = h.allocations.current;
+    out[std::string(prefix) + ".peak"] = h.allocations.peak;
+    out[std::string(prefix) + ".allocated"] = h.allocations.allocated;
+    out[std::string(prefix) + ".freed"] = h.allocations.freed;
+  }
+  for (const char* prefix : {"allocated_bytes", "active_bytes"}) {
+    out[std::string(prefix) + ".current"] = h.allocated_bytes.current;
+    out[std::string(prefix) + ".peak"] = h.allocated_bytes.peak;
+    out[std::string(prefix) + ".allocated"] = h.allocated_bytes.allocated;
+    out[std::string(prefix) + ".freed"] = h.allocated_bytes.freed;
+  }
+  out["num_host_alloc"] = h.num_host_alloc;
+  out["num_host_free"] = h.num_host_free;
+  return out;
+}
+void reset_host_stats(bool peaks_only) {
+  auto& h = host_stats_state();
+  std::lock_guard<std::mutex> lk(h.mu);
+  if (peaks_only) {
+    h.allocations.reset_peak();
+    h.allocated_bytes.reset_peak();
+  } else {
+    h.allocations.reset_accumulated();
+    h.allocated_bytes.reset_accumulated();
+    h.num_host_alloc = 0;
+    h.num_host_free = 0;
+  }
+}
 
 c10::Allocator* host_allocator() {
   static PinnedAllocator* a = new PinnedAllocator();
@@ -382,8 +625,36 @@ void record_host_use(const void* host, catch_rt::Queue* q) {
   if (std::find(qs.begin(), qs.end(), q) == qs.end()) qs.push_back(q);
 }
 
-HostKernelScope::HostKernelScope() : prev_(tls_host_kernel) { tls_host_kernel = true; }
-HostKernelScope::~HostKernelScope() { tls_host_kernel = prev_; }
+// Device busy time (torch.mlu.utilization): nanoseconds spent in outermost host-kernel scopes, per device.
+std::atomic<int64_t> g_busy_ns[kMaxDevices];
+thread_local std::chrono::steady_clock::time_point tls_kernel_start;
+
+HostKernelScope::HostKernelScope() : prev_(tls_host_kernel) {
+  tls_host_kernel = true;
+  if (!prev_) tls_kernel_start = std::chrono::steady_clock::now();
+}
+HostKernelScope::~HostKernelScope() {
+  tls_host_kernel = prev_;
+  if (!prev_) {
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                   tls_kernel_start).count();
+    g_busy_ns[current_device()].fetch_add(ns, std::memory_order_relaxed);
+  }
+}
+
+int64_t device_busy_ns(c10::DeviceIndex device) {
+  check_device_index(device);
+  return g_busy_ns[device].load(std::memory_order_relaxed);
+}
+
+int64_t create_mem_pool(bool use_on_oom) { return the_allocator()->create_pool(use_on_oom); }
+void release_mem_pool(int64_t id) { the_allocator()->release_pool(id); }
+std::pair<int64_t, int> exchange_thread_pool(int64_t id, int device) {
+  std::pair<int64_t, int> prev{tls_pool_id, tls_pool_device};
+  tls_pool_id = id;
+  tls_pool_device = device;
+  return prev;
+}
 
 bool adopt_host_block(c10::DataPtr& p, c10::DeviceIndex device) {
   if (p.get_deleter() != &delete_host_view || p.get() == nullptr) return false;

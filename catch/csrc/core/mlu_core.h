@@ -14,7 +14,9 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../runtime/mlu_runtime.h"
@@ -68,6 +70,51 @@ struct HostKernelScope {
 // Returns false (leaving `p` untouched) if `p` is not such a buffer.
 bool adopt_host_block(c10::DataPtr& p, c10::DeviceIndex device);
 void install_cpu_allocator_shim();
+
+// ---- allocator controls and introspection (allocator.cpp; torch.mlu.memory) ----------
+// Per-process fraction of a device's capacity the allocator may reserve (torch.cuda semantics: a request that would
+// take reserved memory above fraction * capacity frees the cache, then raises OutOfMemoryError).
+void set_memory_fraction(double fraction, c10::DeviceIndex device);
+double get_memory_fraction(c10::DeviceIndex device);
+// false: freed blocks go back to the runtime at once (torch.cuda.caching_allocator_enable).
+void set_caching_enabled(bool on);
+bool caching_enabled();
+// Memory history (torch.cuda.memory._record_memory_history): `recorder` (may be null) captures the context of each
+// event (Python stack); entries beyond `max_entries` per device drop the oldest.
+using ContextRecorder = std::shared_ptr<c10::GatheredContext> (*)();
+void record_history(bool enabled, ContextRecorder recorder, size_t max_entries, bool clear);
+struct BlockInfo {
+  int device;
+  uintptr_t addr;
+  size_t size;       // reserved bytes (one block per segment: the allocator does not split)
+  size_t requested;  // bytes asked for (0 when cached)
+  bool allocated;
+  int64_t stream;
+  std::shared_ptr<c10::GatheredContext> context;
+  int64_t pool;  // 0: default pool; else the MemPool id
+};
+struct TraceEntry {
+  const char* action;  // alloc, free_requested, free_completed, segment_alloc, segment_free, oom
+  uintptr_t addr;
+  size_t size;
+  int64_t stream;
+  int64_t time_us;
+  std::shared_ptr<c10::GatheredContext> context;
+};
+std::vector<BlockInfo> snapshot_blocks();
+std::vector<std::vector<TraceEntry>> snapshot_traces();  // one list per device
+// Pinned host allocator statistics (torch.cuda.host_memory_stats keys, without the timing counters).
+std::map<std::string, int64_t> host_stats();
+void reset_host_stats(bool peaks_only);
+// Private pools (torch.mlu.MemPool): blocks allocated while a thread uses pool `id` on a device are cached in that
+// pool and reused only by its users; releasing the pool frees its cached blocks. use_on_oom pools lend cached
+// blocks to the default pool when the device is out of memory.
+int64_t create_mem_pool(bool use_on_oom);
+void release_mem_pool(int64_t id);
+// Makes pool `id` (0: default) serve this thread's allocations on `device`; returns the previous (id, device).
+std::pair<int64_t, int> exchange_thread_pool(int64_t id, int device);
+// Nanoseconds device kernels of `device` have run (outermost HostKernelScopes), for torch.mlu.utilization.
+int64_t device_busy_ns(c10::DeviceIndex device);
 
 // ---- device kernels and fallback accounting (kernels/device_kernels.cpp) -------------
 // Registers the generic device kernel for every overload of the kDeviceOps list (once).

@@ -4,6 +4,7 @@
 #include "mlu_runtime.h"
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -32,6 +33,52 @@ long long envInt(const char* name, long long fallback) {
   return (end != nullptr && *end == '\0') ? x : fallback;
 }
 
+// Number of devices MLU_VISIBLE_DEVICES leaves visible out of `physical`, parsed as PyTorch parses
+// CUDA_VISIBLE_DEVICES (torch.cuda._parse_visible_devices + _device_count_nvml): comma-separated ordinals, each
+// read as a leading (optionally signed) integer; parsing stops at the first element that is not one or is negative;
+// a repeated ordinal makes the list empty; the list is cut at the first ordinal >= physical. Unset: all devices.
+}  // namespace
+
+int visibleDeviceCount(const char* v, int physical) {
+  if (v == nullptr) return physical;
+  std::string all(v);
+  std::vector<long long> ids;
+  std::size_t pos = 0;
+  while (true) {
+    std::size_t comma = all.find(',', pos);
+    std::string elem = all.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    std::size_t b = elem.find_first_not_of(" \t\n\r\f\v");
+    std::size_t e = elem.find_last_not_of(" \t\n\r\f\v");
+    elem = b == std::string::npos ? std::string() : elem.substr(b, e - b + 1);
+    std::size_t n = 0;
+    while (n < elem.size() && (std::isdigit(static_cast<unsigned char>(elem[n])) != 0 ||
+                               (n == 0 && (elem[n] == '+' || elem[n] == '-')))) {
+      ++n;
+    }
+    long long x = -1;
+    if (n > 0) {
+      try {
+        x = std::stoll(elem.substr(0, n));
+      } catch (...) {  // a lone sign, or out of range
+        x = -1;
+      }
+    }
+    if (std::find(ids.begin(), ids.end(), x) != ids.end()) return 0;
+    if (x < 0) break;
+    ids.push_back(x);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] >= physical) return static_cast<int>(i);
+  }
+  return static_cast<int>(ids.size());
+}
+
+namespace {
+
+int visibleCount(int physical) { return visibleDeviceCount(std::getenv("MLU_VISIBLE_DEVICES"), physical); }
+
 struct Allocation {
   std::size_t size;
   int device;
@@ -49,7 +96,7 @@ struct Registry {
   int count;
   std::size_t capacity;
   Registry() {
-    count = static_cast<int>(std::clamp<long long>(envInt("MLU_VISIBLE_DEVICE_COUNT", 2), 0, kMaxDevices));
+    count = visibleCount(static_cast<int>(std::clamp<long long>(envInt("MLU_VISIBLE_DEVICE_COUNT", 2), 0, kMaxDevices)));
     long long cap = envInt("CATCH_MLU_MEMORY_BYTES", 8LL << 30);
     capacity = cap > 0 ? static_cast<std::size_t>(cap) : (8ULL << 30);
   }
@@ -409,7 +456,29 @@ Status resolve(void* dst, const void* src, std::size_t bytes, MemcpyKind kind, v
   if (st == Status::Success && bytes > 0 && (*hdst == nullptr || *hsrc == nullptr)) st = Status::InvalidPointer;
   return st;
 }
+
+// Time spent copying to or from each device's memory (copyBusyNs: torch.mlu.memory_usage).
+std::atomic<std::int64_t> g_copy_ns[kMaxDevices];
+
+int copyDevice(void* dst, const void* src, MemcpyKind kind) {
+  auto p = reinterpret_cast<std::uintptr_t>(kind == MemcpyKind::DeviceToHost ? src : dst);
+  return static_cast<int>(p >> kTagShift) - 1;
+}
+
+void timedMove(void* hd, const void* hs, std::size_t bytes, int device) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::memmove(hd, hs, bytes);
+  if (device >= 0 && device < kMaxDevices) {
+    g_copy_ns[device].fetch_add(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count(),
+        std::memory_order_relaxed);
+  }
+}
 }  // namespace
+
+std::int64_t copyBusyNs(int device) {
+  return device >= 0 && device < kMaxDevices ? g_copy_ns[device].load(std::memory_order_relaxed) : 0;
+}
 
 Status memcpy(void* dst, const void* src, std::size_t bytes, MemcpyKind kind) {
   if (bytes == 0) return Status::Success;
@@ -417,7 +486,7 @@ Status memcpy(void* dst, const void* src, std::size_t bytes, MemcpyKind kind) {
   const void* hs = nullptr;
   Status st = resolve(dst, src, bytes, kind, &hd, &hs);
   if (st != Status::Success) return st;
-  std::memmove(hd, hs, bytes);
+  timedMove(hd, hs, bytes, copyDevice(dst, src, kind));
   return Status::Success;
 }
 
@@ -428,7 +497,8 @@ Status memcpyAsync(void* dst, const void* src, std::size_t bytes, MemcpyKind kin
   const void* hs = nullptr;
   Status st = resolve(dst, src, bytes, kind, &hd, &hs);
   if (st != Status::Success) return st;
-  q->enqueue([hd, hs, bytes] { std::memmove(hd, hs, bytes); });
+  int device = copyDevice(dst, src, kind);
+  q->enqueue([hd, hs, bytes, device] { timedMove(hd, hs, bytes, device); });
   return Status::Success;
 }
 

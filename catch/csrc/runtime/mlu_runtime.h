@@ -46,6 +46,9 @@ struct PointerAttributes {
 
 // ---- devices --------------------------------------------------------------
 int deviceCount();
+// Devices `value` (an MLU_VISIBLE_DEVICES string, null: unset) leaves visible out of `physical`, parsed as PyTorch
+// parses CUDA_VISIBLE_DEVICES.
+int visibleDeviceCount(const char* value, int physical);
 Status getDevice(int* device);  // per host thread, default 0
 Status setDevice(int device);
 std::size_t deviceCapacity();   // bytes per device
@@ -90,6 +93,8 @@ bool queueIdle(const Queue* q);
 
 Status memcpy(void* dst, const void* src, std::size_t bytes, MemcpyKind kind);
 Status memcpyAsync(void* dst, const void* src, std::size_t bytes, MemcpyKind kind, Queue* q);
+// Nanoseconds spent in copies to or from `device`'s memory (sync and async).
+std::int64_t copyBusyNs(int device);
 
 Status notifierCreate(Notifier** n, bool timing);
 Status notifierDestroy(Notifier* n);

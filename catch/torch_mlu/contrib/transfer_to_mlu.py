@@ -12,7 +12,7 @@ undoes every change. What it redirects, in-process only:
   names become their ``torch.mlu`` equivalent (``torch.cuda.is_available()`` answers for mlu);
   ``not_applicable`` names become stand-ins that warn once (``nvtx`` ranges, sync debug mode); ``unsupported``
   names become stubs that raise :class:`~torch_mlu.contrib.api_map.UnsupportedCudaAPIError` naming the API and the
-  reason when called (``torch.cuda.CUDAGraph()``, ``torch.cuda.utilization()``).
+  reason when called (``torch.cuda.CUDAPluggableAllocator(...)``, ``torch.cuda.temperature()``).
 - device arguments: ``"cuda"``, ``"cuda:N"`` and ``torch.device("cuda", N)`` become ``mlu`` where a device is
   consumed: every factory function PyTorch itself lists as taking ``device``
   (``torch.utils._device._device_constructors``, the list ``torch.set_default_device`` uses), the ``*_like``
@@ -185,7 +185,7 @@ def _translating_class(cls: Any) -> type:
 
 
 class _UnsupportedAttributeError(UnsupportedCudaAPIError, AttributeError):
-    """Reading an attribute of an unsupported CUDA class (``torch.cuda.CUDAGraph.replay``)."""
+    """Reading an attribute of an unsupported CUDA class (``torch.cuda.GreenContext.create``)."""
 
 
 class _UnsupportedMeta(type):

@@ -9,22 +9,55 @@ Device indices follow ``torch.cuda``: ``None`` or ``-1`` means the current devic
 
 from __future__ import annotations
 
+import threading
+import traceback
+from collections.abc import Callable
+from typing import Any
+
 import torch
 
 from torch_mlu import _C
-from torch_mlu.mlu import _utils, amp
+from torch_mlu.mlu import _typed, _utils, amp, cncl, cnpx, graphs, memory, profiler, random, streams
 from torch_mlu.mlu._utils import _get_device_index
+from torch_mlu.mlu.graphs import MLUGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables
 from torch_mlu.mlu.memory import (
+    _dump_snapshot,
+    _record_memory_history,
+    _snapshot,
+    caching_allocator_alloc,
+    caching_allocator_delete,
+    caching_allocator_disabled,
+    caching_allocator_enable,
+    clock_rate,
+    device_memory_used,
     empty_cache,
+    get_allocator_backend,
+    get_per_process_memory_fraction,
+    host_memory_stats,
+    host_memory_stats_as_nested_dict,
+    list_gpu_processes,
     max_memory_allocated,
+    max_memory_cached,
     max_memory_reserved,
     mem_get_info,
     memory_allocated,
+    memory_cached,
     memory_reserved,
+    memory_snapshot,
     memory_stats,
+    memory_stats_as_nested_dict,
+    memory_summary,
+    memory_usage,
+    MemPool,
+    reset_accumulated_host_memory_stats,
     reset_accumulated_memory_stats,
     reset_max_memory_allocated,
+    reset_max_memory_cached,
+    reset_peak_host_memory_stats,
     reset_peak_memory_stats,
+    set_per_process_memory_fraction,
+    use_mem_pool,
+    utilization,
 )
 from torch_mlu.mlu.random import (
     default_generators,
@@ -38,19 +71,71 @@ from torch_mlu.mlu.random import (
     set_rng_state,
     set_rng_state_all,
 )
-from torch_mlu.mlu.streams import Event, Stream, StreamContext, current_stream, default_stream, set_stream, stream
+from torch_mlu.mlu.streams import (
+    Event,
+    ExternalStream,
+    Stream,
+    StreamContext,
+    current_stream,
+    default_stream,
+    get_stream_from_external,
+    set_stream,
+    stream,
+)
+
+_tensor_classes = _typed.make("torch.mlu")
+globals().update(_tensor_classes)
+
+OutOfMemoryError = torch.OutOfMemoryError
 
 __all__ = [
-    "Event", "Stream", "StreamContext", "amp", "current_device", "current_stream", "default_generators",
-    "default_stream", "device", "device_count", "device_of", "empty_cache", "fallback_report",
-    "get_amp_supported_dtype", "get_device_capability", "get_device_name", "get_device_properties",
-    "get_rng_state", "get_rng_state_all", "init", "initial_seed", "is_available", "is_bf16_supported",
-    "is_initialized", "manual_seed", "manual_seed_all", "max_memory_allocated", "max_memory_reserved",
-    "mem_get_info", "memory_allocated", "memory_reserved", "memory_stats", "reset_accumulated_memory_stats",
-    "reset_fallback_report", "reset_max_memory_allocated", "reset_peak_memory_stats", "seed", "seed_all",
-    "set_device", "set_fallback_strict", "set_rng_state", "set_rng_state_all", "set_stream", "stream",
-    "synchronize",
+    "DeferredMluCallError", "Event", "ExternalStream", "MLUError", "MLUGraph", "MemPool", "OutOfMemoryError", "Stream",
+    "StreamContext", "amp", "caching_allocator_alloc", "caching_allocator_delete", "caching_allocator_disabled",
+    "caching_allocator_enable", "can_device_access_peer", "clock_rate", "check_error", "cncl", "cnpx", "current_device",
+    "current_stream", "default_generators", "default_stream", "device", "device_count", "device_memory_used",
+    "device_of", "empty_cache", "fallback_report", "get_allocator_backend", "get_amp_supported_dtype",
+    "get_arch_list", "get_device_capability", "get_device_name", "get_device_properties", "get_gencode_flags",
+    "get_per_process_memory_fraction", "get_rng_state", "get_rng_state_all", "get_stream_from_external",
+    "get_sync_debug_mode", "graph", "graph_pool_handle", "graphs", "has_half", "has_magma", "host_memory_stats",
+    "host_memory_stats_as_nested_dict", "init", "initial_seed", "ipc_collect", "is_available", "is_bf16_supported",
+    "is_current_stream_capturing", "is_initialized", "is_tf32_supported", "list_gpu_processes",
+    "make_graphed_callables", "manual_seed", "manual_seed_all", "max_memory_allocated", "max_memory_cached",
+    "max_memory_reserved", "mem_get_info", "memory", "memory_allocated", "memory_cached", "memory_reserved",
+    "memory_snapshot", "memory_stats", "memory_stats_as_nested_dict", "memory_summary", "memory_usage", "mluStatus",
+    "profiler", "random", "reset_accumulated_host_memory_stats", "reset_accumulated_memory_stats", "reset_fallback_report",
+    "reset_max_memory_allocated", "reset_max_memory_cached", "reset_peak_host_memory_stats",
+    "reset_peak_memory_stats", "seed", "seed_all", "set_device", "set_fallback_strict",
+    "set_per_process_memory_fraction", "set_rng_state", "set_rng_state_all", "set_stream", "set_sync_debug_mode",
+    "stream", "streams", "synchronize", "use_mem_pool", "utilization", *sorted(_tensor_classes),
 ]
+
+# torch.cuda names the emulated device cannot offer, with the reason (``torch.mlu.<name>`` raises AttributeError
+# saying so; catch/README.md lists them).
+_MISSING = {
+    "GreenContext": "green contexts partition a GPU's streaming multiprocessors; the emulated MLU has no partitionable"
+                    " compute units",
+    "mlurt": "there is no MLU runtime library to bind (torch.cuda.cudart exposes libcudart); the emulated runtime is"
+             " internal to torch_mlu._C",
+    "current_blas_handle": "GEMMs run in Catch's own kernels (oneDNN/ATen CPU), not through a BLAS library handle",
+    "current_solver_handle": "linear algebra solvers run in ATen's CPU kernels, not through a solver library handle",
+    "MLUPluggableAllocator": "device memory must come from the emulated runtime (tagged device addresses), so the "
+                             "caching allocator cannot be swapped for a user .so",
+    "change_current_allocator": "device memory must come from the emulated runtime, so the allocator cannot be "
+                                "swapped (see MLUPluggableAllocator)",
+    "jiterator": "jiterator compiles CUDA C++ elementwise kernels at run time; there is no device compiler here "
+                 "(torch.compile on mlu is the way to fuse elementwise code)",
+    "temperature": "the emulated device has no sensors (NVML temperature)",
+    "power_draw": "the emulated device has no sensors (NVML power draw)",
+    "tunable": "TunableOp tunes cuBLAS/hipBLASLt GEMM algorithms; Catch's GEMM has one kernel per shape",
+    "sparse": "the mlu backend has no sparse tensor kernels (SparsePrivateUse1), so there are no typed sparse mlu "
+              "tensor classes",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MISSING:
+        raise AttributeError(f"torch.mlu.{name} is not available on Catch's emulated MLU: {_MISSING[name]}")
+    raise AttributeError(f"module 'torch.mlu' has no attribute '{name}'")
 
 
 def is_available() -> bool:
@@ -69,7 +154,116 @@ def is_initialized() -> bool:
 
 
 def init() -> None:
-    """No-op kept for ``torch.cuda.init`` compatibility."""
+    """Initialize the device state (``torch.cuda.init``): runs the calls :func:`_lazy_call` queued."""
+    _lazy_init()
+
+
+_initialized = True
+_queued_calls: list[tuple[Callable[[], None], list[str]]] = []
+_initialization_lock = threading.Lock()
+
+
+def _lazy_init() -> None:
+    """Run the calls queued by :func:`_lazy_call` (the runtime itself initializes when torch_mlu is imported)."""
+    with _initialization_lock:
+        calls, _queued_calls[:] = list(_queued_calls), []
+    for call, where in calls:
+        try:
+            call()
+        except Exception as e:
+            raise DeferredMluCallError(f"MLU call failed lazily at initialization with error: {e}\n\nMLU call was "
+                                       f"originally invoked at:\n\n{''.join(where)}") from e
+
+
+def _lazy_call(callable: Callable[[], None], **kwargs: Any) -> None:
+    """Run ``callable`` now if the device is initialized (always, once torch_mlu is imported), else queue it for
+    :func:`_lazy_init` (``torch.cuda._lazy_call``; DeepSpeed's accelerator seeds through it)."""
+    if is_initialized():
+        callable()
+    else:
+        with _initialization_lock:
+            _queued_calls.append((callable, traceback.format_stack()))
+
+
+class DeferredMluCallError(Exception):
+    """A call queued by :func:`_lazy_call` failed when it ran (``torch.cuda.DeferredCudaCallError``)."""
+
+
+class mluStatus:
+    """Status codes of the emulated runtime (``torch.cuda.cudaStatus``)."""
+
+    SUCCESS: int = 0
+    ERROR_NOT_READY: int = 5
+
+
+class MLUError(RuntimeError):
+    """A failed runtime call, from its status code (``torch.cuda.CudaError``)."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(f"{_C.status_string(code)} ({code})")
+
+
+def check_error(res: int) -> None:
+    """Raise :class:`MLUError` when the runtime status ``res`` is not success."""
+    if res != mluStatus.SUCCESS:
+        raise MLUError(res)
+
+
+def can_device_access_peer(device: torch.device | str | int, peer_device: torch.device | str | int) -> bool:
+    """Whether ``device`` can read ``peer_device``'s memory directly: True for two valid devices (the emulated
+    runtime copies between any devices)."""
+    a, b = _get_device_index(device), _get_device_index(peer_device)
+    for i in (a, b):
+        if not 0 <= i < device_count():
+            raise AssertionError("Invalid device id")
+    return True
+
+
+def get_arch_list() -> list[str]:
+    """Device architectures this build has kernels for: none (the emulated device runs host code), like
+    ``torch.cuda.get_arch_list()`` on a build without device code."""
+    return []
+
+
+def get_gencode_flags() -> str:
+    """Device code generation flags of this build: empty (no device code is compiled)."""
+    return ""
+
+
+has_half: bool = True
+has_magma: bool = False
+
+
+def ipc_collect() -> None:
+    """Free device memory that other processes released through IPC: none exists (tensors are not shared between
+    processes on the emulated device), so there is nothing to collect."""
+
+
+def is_tf32_supported() -> bool:
+    """False: the emulated device has no TF32 math (see ``torch.backends.mlu``)."""
+    return False
+
+
+_sync_debug_mode = 0
+
+
+def set_sync_debug_mode(debug_mode: int | str) -> None:
+    """Set the synchronizing-operation debug mode (``"default"``/0, ``"warn"``/1, ``"error"``/2), as
+    ``torch.cuda.set_sync_debug_mode``. The mode is kept and reported; no mlu operation checks it yet."""
+    global _sync_debug_mode
+    names = {"default": 0, "warn": 1, "error": 2}
+    if isinstance(debug_mode, str):
+        if debug_mode not in names:
+            raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, `error`")
+        debug_mode = names[debug_mode]
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError("invalid value of debug_mode, expected one of 0, 1, 2")
+    _sync_debug_mode = debug_mode
+
+
+def get_sync_debug_mode() -> int:
+    """The mode set by :func:`set_sync_debug_mode` (0 by default)."""
+    return _sync_debug_mode
 
 
 def _is_in_bad_fork() -> bool:

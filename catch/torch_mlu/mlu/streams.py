@@ -92,3 +92,22 @@ class StreamContext:
 def stream(s: torch.Stream | None) -> StreamContext:
     """``with torch.mlu.stream(s):`` runs the block's work on queue ``s``."""
     return StreamContext(s)
+
+
+class ExternalStream(Stream):
+    """A queue created elsewhere, wrapped by its handle (``torch.cuda.ExternalStream`` analogue). On the emulated
+    runtime the handle is the queue's ``stream_id`` (what ``torch.mlu.Stream().stream_id`` gives); the caller keeps
+    the queue alive."""
+
+    def __new__(cls, stream_ptr: int, device: object = None, **kwargs: Any) -> ExternalStream:
+        idx = _get_device_index(device, optional=True)
+        return super().__new__(cls, stream_id=int(stream_ptr), device_index=idx, device_type=_mlu_type())
+
+
+def _mlu_type() -> int:
+    return int(_C.current_stream(_C.current_device())[2])
+
+
+def get_stream_from_external(data_ptr: int, device: object = None) -> Stream:
+    """The queue with handle ``data_ptr`` as a :class:`Stream` (``torch.cuda.get_stream_from_external``)."""
+    return ExternalStream(data_ptr, device)
