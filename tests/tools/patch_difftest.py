@@ -16,7 +16,8 @@ Each case is generated from a seed alone (``random.Random(f"{seed}:{index}")``),
    ``apply --target-dir``; ``check_series`` is run too and must agree with ``apply``).
 
 Ours must give the same tree as the oracle (paths, modes, bytes) or refuse exactly when it refuses. A disagreement is
-either a *deliberate difference* (listed in :data:`DELIBERATE`, documented in docs/patches.md) or a failure.
+either a *deliberate difference* (listed in :data:`DELIBERATE`, documented in docs/maintainers.md, "The engine
+and `git apply`") or a failure.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ CLASSES = ("clean", "wrong_counts", "context_drift", "offset", "whitespace", "cr
            "rename", "copy", "mode", "symlink", "beyond_symlink", "dotdot", "absolute", "binary", "duplicate",
            "non_utf8", "create_delete")
 
-#: Documented deliberate differences: name -> why (docs/patches.md "Differences from git apply").
+#: Documented deliberate differences: name -> why (docs/maintainers.md, "The engine and `git apply`").
 DELIBERATE = {
     "crlf_patch": "patch files must use LF line endings: a CRLF patch is refused (git applies it to CRLF files)",
     "non_utf8_patch": "patch files must be UTF-8: other bytes are refused with file:line (git applies them)",
