@@ -12,11 +12,14 @@ quoting git's last stderr line. GitPython (``git.Repo``) is used on top of it wh
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 from pathlib import Path
 
 from catch_tools.errors import UserError
+
+log = logging.getLogger(__name__)
 
 
 def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -35,6 +38,7 @@ def run_git(cwd: Path, *args: str, input: bytes | None = None, check: bool = Tru
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
     """Run ``git <args>`` in ``cwd``; raise :class:`UserError` with git's last stderr line when it fails and
     ``check`` is true."""
+    log.debug("git %s (in %s)", " ".join(args), cwd)
     proc = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True, env=git_env(env), check=False)
     if check and proc.returncode != 0:
         msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
