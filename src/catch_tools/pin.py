@@ -73,7 +73,8 @@ def load_pin(path: Path | None = None) -> Pin:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise UserError("pin manifest not found", path=path) from None
+        raise UserError("pin manifest not found: pass --pin FILE, or run from a Catch checkout (patches/manifest.toml)",
+                        path=path) from None
     except IsADirectoryError:
         raise UserError("is a directory, expected the pin manifest file (manifest.toml)", path=path) from None
     return parse_pin(text, path)

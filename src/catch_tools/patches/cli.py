@@ -62,7 +62,8 @@ def _source(args: argparse.Namespace) -> Path:
 def _cmd_apply(args: argparse.Namespace) -> int:
     if args.target_dir:
         if args.three_way or args.stop_at_conflict or args.base or args.source:
-            raise UserError("--target-dir takes no --source/--base/--3way/--stop-at-conflict")
+            raise UserError("--target-dir takes no --source/--base/--3way/--stop-at-conflict: drop them, or drop "
+                            "--target-dir to apply to a git tree")
         changed = apply_series_to_dir(_patches_dir(args), Path(args.target_dir), echo=print)
         print(f"applied the series to {args.target_dir}: {len(changed)} file(s) changed")
         return 0

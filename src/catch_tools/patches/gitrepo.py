@@ -102,7 +102,8 @@ def open_target(source: Path) -> Target:
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise UserError("not a git work tree (use --target-dir for a plain directory)", path=str(source)) from None
     if repo.bare or repo.working_tree_dir is None or Path(repo.working_tree_dir).resolve() != source.resolve():
-        raise UserError("not the top directory of a git work tree", path=str(source))
+        raise UserError("not the top directory of a git work tree: pass --source <the work tree's top directory>",
+                        path=str(source))
     target = Target(source.resolve(), Path(repo.git_dir).resolve(), repo)
     if target.head() is None:
         raise UserError("the repository has no commit", path=str(source))
