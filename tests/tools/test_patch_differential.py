@@ -31,3 +31,15 @@ def test_engine_agrees_with_git_apply(upstream_files: list[tuple[str, bytes]]) -
     assert set(tally.cases) == set(CLASSES) or cases < len(CLASSES)
     assert not tally.failures, "\n".join(tally.failures[:20])
     assert all(key.split(":", 1)[1] in DELIBERATE for key in tally.deliberate)
+
+
+#: (seed, case) pairs the long run found (each a fixed bug), replayed in every default run.
+REGRESSIONS = [
+    (1, 1374),  # a hunk matched over lines an earlier hunk wrote (git skips LINE_PATCHED lines)
+]
+
+
+def test_cases_the_long_run_found(upstream_files: list[tuple[str, bytes]]) -> None:
+    for seed, case in REGRESSIONS:
+        tally = run_cases(seed, [case], upstream_files)
+        assert not tally.failures, "\n".join(tally.failures)
