@@ -34,7 +34,9 @@ from catch_tools.interfaces.check import run_check  # noqa: E402
 from catch_tools.pin import load_pin  # noqa: E402
 from catch_tools.upstream import release_wheel  # noqa: E402
 from catch_tools.wheel.overlay import build_overlay  # noqa: E402
-from catch_tools.wheel.simple import fake_backend_wheel  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "tools"))  # test fixtures: fake wheels
+from fake_wheels import fake_backend_wheel  # noqa: E402
 
 
 def _timed(func):  # type: ignore[no-untyped-def]

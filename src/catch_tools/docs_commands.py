@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from catch_tools.errors import UserError
+from catch_tools.gitcli import run_git
 from catch_tools.pin import gitlink_commit
 
 COMMAND_LANG = "console"
@@ -193,15 +194,14 @@ def missing_lines(shown: list[str], output: str) -> list[str]:
 
 def _copy_list(root: Path) -> list[str]:
     """Paths the sandbox gets: tracked and untracked-not-ignored files (``git ls-files -co --exclude-standard``)."""
-    out = subprocess.run(["git", "ls-files", "-z", "-co", "--exclude-standard"], cwd=root, capture_output=True,
-                         check=True).stdout.decode()
+    out = run_git(root, "ls-files", "-z", "-co", "--exclude-standard").stdout.decode()
     return [p for p in out.split("\0") if p]
 
 
 def make_sandbox(root: Path, dest: Path) -> Path:
     """Copy the checkout ``root`` to ``dest`` as a fresh one-commit git repository with the ``pytorch`` gitlink.
 
-    Returns ``dest``. Raises ``subprocess.CalledProcessError`` if git fails (a broken checkout, not user input).
+    Returns ``dest``. Raises :class:`~catch_tools.errors.UserError` if git fails (a broken checkout).
     """
     dest.mkdir(parents=True)
     for rel in _copy_list(root):
@@ -212,15 +212,14 @@ def make_sandbox(root: Path, dest: Path) -> Path:
         elif src.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, target)
-    env = {**os.environ, **SANDBOX_IDENTITY, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
-    git = ["git", "-c", "init.defaultBranch=main"]
-    subprocess.run([*git, "init", "-q"], cwd=dest, check=True, env=env)
-    subprocess.run([*git, "add", "-A"], cwd=dest, check=True, env=env)
+    env = dict(SANDBOX_IDENTITY)
+    main = ("-c", "init.defaultBranch=main")
+    run_git(dest, *main, "init", "-q", env=env)
+    run_git(dest, *main, "add", "-A", env=env)
     link = gitlink_commit(root)
     if link:
-        subprocess.run([*git, "update-index", "--add", "--cacheinfo", f"160000,{link},pytorch"], cwd=dest,
-                       check=True, env=env)
-    subprocess.run([*git, "commit", "-q", "-m", "docs sandbox"], cwd=dest, check=True, env=env)
+        run_git(dest, *main, "update-index", "--add", "--cacheinfo", f"160000,{link},pytorch", env=env)
+    run_git(dest, *main, "commit", "-q", "-m", "docs sandbox", env=env)
     return dest
 
 

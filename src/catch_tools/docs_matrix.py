@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import re
-import subprocess
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from pathlib import Path
 from packaging.version import Version
 
 from catch_tools.errors import UserError, run_cli
+from catch_tools.gitcli import try_git
 from catch_tools.paths import repo_root
 from catch_tools.pin import Pin, manifest_path, parse_pin
 
@@ -138,16 +138,14 @@ def row_for(manifest_text: str, where: str, source: str, *, need_tag: bool) -> M
 
 def manifest_history(root: Path) -> list[tuple[str, str]]:
     """``(short commit, manifest text)`` of every commit that changed the manifest, newest first ([] without git)."""
-    proc = subprocess.run(["git", "log", "--format=%h", "--", MANIFEST_REL], cwd=root, capture_output=True,
-                          text=True, check=False)
+    proc = try_git(root, "log", "--format=%h", "--", MANIFEST_REL)
     if proc.returncode:
         return []
     out = []
-    for commit in proc.stdout.split():
-        show = subprocess.run(["git", "show", f"{commit}:{MANIFEST_REL}"], cwd=root, capture_output=True, text=True,
-                              check=False)
+    for commit in proc.stdout.decode().split():
+        show = try_git(root, "show", f"{commit}:{MANIFEST_REL}")
         if show.returncode == 0:
-            out.append((commit, show.stdout))
+            out.append((commit, show.stdout.decode("utf-8", "replace")))
     return out
 
 

@@ -19,7 +19,6 @@ The ``pytorch`` gitlink (mode 160000 entry in the index) must name the same comm
 from __future__ import annotations
 
 import re
-import subprocess
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from catch_tools.errors import UserError, toml_error
+from catch_tools.gitcli import try_git
 from catch_tools.paths import repo_root
 
 MANIFEST_NAME = "manifest.toml"
@@ -73,7 +73,8 @@ def load_pin(path: Path | None = None) -> Pin:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise UserError("pin manifest not found", path=path) from None
+        raise UserError("pin manifest not found: pass --pin FILE, or run from a Catch checkout (patches/manifest.toml)",
+                        path=path) from None
     except IsADirectoryError:
         raise UserError("is a directory, expected the pin manifest file (manifest.toml)", path=path) from None
     return parse_pin(text, path)
@@ -191,8 +192,7 @@ def gitlink_commit(root: Path | None = None, submodule: str = "pytorch") -> str 
     Reads ``git ls-files --stage -- <submodule>``; works without the submodule being cloned.
     """
     root = root or repo_root()
-    out = subprocess.run(["git", "ls-files", "--stage", "--", submodule], cwd=root, capture_output=True,
-                         text=True, check=False).stdout
+    out = try_git(root, "ls-files", "--stage", "--", submodule).stdout.decode("utf-8", "replace")
     for line in out.splitlines():
         mode, sha, _stage, _path = line.split(maxsplit=3)
         if mode == "160000":

@@ -15,13 +15,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fake_wheels import fake_backend_wheel, fake_torch_wheel, write_wheel
+from wheel_edit import edit_wheel
 
 from catch_tools.interfaces.check import run_check
 from catch_tools.interfaces.report import ERROR, INCOMPATIBLE, REVIEW, Report
 from catch_tools.pin import Pin
-from catch_tools.wheel.edit import edit_wheel
 from catch_tools.wheel.overlay import build_overlay
-from catch_tools.wheel.simple import fake_backend_wheel, fake_torch_wheel, write_wheel
 
 COMMIT = "cf30153c4c131c8164ee7798e5022d810682e2cb"
 PIN = Pin("https://github.com/pytorch/pytorch.git", "v2.13.0", COMMIT, "2.13.0+cpu", 1)

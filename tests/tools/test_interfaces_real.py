@@ -17,6 +17,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from fake_wheels import write_wheel
+from wheel_edit import edit_wheel
 
 from catch_tools.interfaces import _probe
 from catch_tools.interfaces.check import run_check
@@ -24,9 +26,7 @@ from catch_tools.interfaces.report import INCOMPATIBLE, REVIEW, Report
 from catch_tools.interfaces.schemas import in_namespace
 from catch_tools.pin import load_pin
 from catch_tools.upstream import release_wheel
-from catch_tools.wheel.edit import edit_wheel
 from catch_tools.wheel.overlay import build_overlay
-from catch_tools.wheel.simple import write_wheel
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 REPO = Path(__file__).resolve().parents[2]

@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from fake_wheels import write_wheel
 
 from catch_tools.paths import repo_root
 from catch_tools.upstream import release_wheel, unconstrained_pip_env
-from catch_tools.wheel.simple import write_wheel
 
 
 @pytest.fixture

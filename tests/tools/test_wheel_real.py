@@ -9,6 +9,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from fake_wheels import fake_backend_wheel
 
 from catch_tools.interfaces.check import run_check
 from catch_tools.interfaces.report import ERROR, INCOMPATIBLE
@@ -17,7 +18,6 @@ from catch_tools.pin import load_pin
 from catch_tools.upstream import release_wheel
 from catch_tools.wheel.overlay import build_overlay
 from catch_tools.wheel.series import series_is_empty, touched_paths
-from catch_tools.wheel.simple import fake_backend_wheel
 
 pytestmark = [pytest.mark.real, pytest.mark.slow]
 

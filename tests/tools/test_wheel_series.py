@@ -10,11 +10,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from fake_wheels import fake_backend_wheel, fake_torch_wheel
 
 from catch_tools.errors import UserError
 from catch_tools.pin import Pin
 from catch_tools.wheel.overlay import build_overlay
-from catch_tools.wheel.simple import fake_backend_wheel, fake_torch_wheel
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("catch_tools.patches") is None,
                                 reason="patch engine not importable")

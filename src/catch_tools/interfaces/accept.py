@@ -50,7 +50,8 @@ def load_acceptances(path: Path) -> list[Acceptance]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise UserError("reviewed-changes file not found", path=path) from None
+        raise UserError("reviewed-changes file not found (the default is patches/interfaces-reviewed.toml)",
+                        path=path) from None
     except IsADirectoryError:
         raise UserError("is a directory, expected the reviewed-changes TOML file", path=path) from None
     except tomllib.TOMLDecodeError as err:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from catch_tools.clikit import parser, setup_logging
 from catch_tools.errors import UserError
 from catch_tools.interfaces.accept import apply_acceptances, load_acceptances
 from catch_tools.interfaces.check import ALL_LAYERS, run_check
@@ -37,10 +38,13 @@ def _layers(text: str) -> list[int]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="check_native_interfaces.py",
-        description="Compare the upstream torch wheel with the combined wheel: layer 0 files and metadata, 1 ELF, "
-                    "2 operator schemas, 3 Python API.",
+    p = parser(
+        "check_native_interfaces.py",
+        "Compare the upstream torch wheel with the combined wheel: layer 0 files and metadata, 1 ELF, 2 operator "
+        "schemas, 3 Python API.",
+        ["scripts/check_native_interfaces.py dist/torch-2.13.0+cpu.catch1-*.whl",
+         "scripts/check_native_interfaces.py torch-2.13.0+cpu-*.whl dist/torch-2.13.0+cpu.catch1-*.whl --json",
+         "scripts/check_native_interfaces.py dist/torch-*.whl --layers 0,3 --accept patches/interfaces-reviewed.toml"],
         epilog="Exit status: OR of 1 (error), 4 (change needing review), 8 (incompatible change); 0 = compatible. "
                "2 = bad command line or reviewed-changes file.")
     p.add_argument("wheels", type=Path, nargs="+", metavar="WHEEL",
@@ -63,10 +67,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv``, run the check, print the report; returns the exit status."""
-    parser = _parser()
-    args = parser.parse_args(argv)
+    cli = _parser()
+    args = cli.parse_args(argv)
+    setup_logging(args)
     if len(args.wheels) > 2:
-        parser.error("at most two wheels: [UPSTREAM.whl] COMBINED.whl")
+        cli.error("at most two wheels: [UPSTREAM.whl] COMBINED.whl")
     combined = args.wheels[-1]
     upstream = args.wheels[0] if len(args.wheels) == 2 else release_wheel(load_pin().wheel_version)
     for path in (upstream, combined):

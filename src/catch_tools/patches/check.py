@@ -114,7 +114,8 @@ def check_series(patches_dir: Path, *, source: Path | None = None, target_dir: P
         assert target_dir is not None
         if not target_dir.is_dir():
             raise UserError("is a file, expected a directory (an unpacked wheel)" if target_dir.is_file() else
-                            "target directory does not exist", path=display_path(target_dir))
+                            "target directory does not exist (unpack the wheel there: python -m zipfile -e WHL DIR)",
+                            path=display_path(target_dir))
         reader, base_sha, where = DirReader(target_dir), None, str(target_dir)
     checks: dict[int, PatchCheck] = {}
     parsed: list[tuple[int, Patch]] = []

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from catch_tools.clikit import add_verbosity, plain, setup_logging
 from catch_tools.errors import UserError, run_cli
 from catch_tools.patches.check import check_series
 from catch_tools.patches.dirapply import apply_series_to_dir
@@ -61,7 +62,8 @@ def _source(args: argparse.Namespace) -> Path:
 def _cmd_apply(args: argparse.Namespace) -> int:
     if args.target_dir:
         if args.three_way or args.stop_at_conflict or args.base or args.source:
-            raise UserError("--target-dir takes no --source/--base/--3way/--stop-at-conflict")
+            raise UserError("--target-dir takes no --source/--base/--3way/--stop-at-conflict: drop them, or drop "
+                            "--target-dir to apply to a git tree")
         changed = apply_series_to_dir(_patches_dir(args), Path(args.target_dir), echo=print)
         print(f"applied the series to {args.target_dir}: {len(changed)} file(s) changed")
         return 0
@@ -106,48 +108,69 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+_EXAMPLES = {
+    "apply": ["scripts/apply_patches.py apply", "scripts/apply_patches.py apply --source ../pytorch --3way",
+              "scripts/apply_patches.py apply --target-dir build/wheel-tree"],
+    "check": ["scripts/apply_patches.py check", "scripts/apply_patches.py check --target-dir build/wheel-tree --json"],
+    "status": ["scripts/apply_patches.py status --source ../pytorch"],
+    "reverse": ["scripts/apply_patches.py reverse --source ../pytorch"],
+    "export": ["scripts/apply_patches.py export --source ../pytorch --dry-run"],
+    "lint": ["scripts/apply_patches.py lint", "scripts/apply_patches.py lint --patches-dir /tmp/my-series"],
+}
+
+
+def _sub(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, parents: list[argparse.ArgumentParser],
+         help: str, description: str) -> argparse.ArgumentParser:
+    epilog = "examples:\n" + "".join(f"  {e}\n" for e in _EXAMPLES[name])
+    return sub.add_parser(name, parents=parents, help=help, description=description, epilog=epilog,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The argparse parser (one subcommand per capability)."""
+    """The argparse parser (one subcommand per capability; the shared vocabulary of :mod:`catch_tools.clikit`)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--patches-dir", metavar="DIR", help="the series directory (default: <repo>/patches)")
     common.add_argument("--pin", metavar="FILE", help="pin manifest (default: <patches-dir>/manifest.toml)")
+    add_verbosity(common)
     tree = argparse.ArgumentParser(add_help=False)
     tree.add_argument("--source", metavar="DIR", help="git work tree (default: the pytorch/ submodule)")
     tree.add_argument("--base", metavar="REF", help="base commit (default: the pin's commit, else its tag)")
 
-    parser = argparse.ArgumentParser(prog="apply_patches.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="apply_patches.py", description=plain(__doc__ or ""),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="examples:\n" + "".join(f"  {e[0]}\n" for e in _EXAMPLES.values()))
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("apply", parents=[common, tree], help="apply the series as one commit per patch",
-                       description="Reset to the pinned base and apply each patch as one reproducible commit; "
-                       "records refs/patches/base and refs/patches/applied. Atomic: on failure nothing changes.")
+    p = _sub(sub, "apply", [common, tree], "apply the series as one commit per patch",
+             "Reset to the pinned base and apply each patch as one reproducible commit; records refs/patches/base "
+             "and refs/patches/applied. Atomic: on failure nothing changes.")
     p.add_argument("--target-dir", metavar="DIR", help="apply to a plain directory (an unpacked wheel) instead")
     p.add_argument("--force", action="store_true", help="discard uncommitted changes and unknown commits")
     p.add_argument("--3way", dest="three_way", action="store_true", help="fall back to 3-way merges (git am -3)")
     p.add_argument("--stop-at-conflict", action="store_true",
                    help="leave a conflicting patch in progress (git am) and print the steps to finish")
     p.set_defaults(func=_cmd_apply)
-    p = sub.add_parser("check", parents=[common, tree], help="dry run: report every patch that would fail",
-                       description="Dry run against the pinned base (or --target-dir): every failing patch with "
-                       "file, hunk header, and offset/fuzz; changes nothing. Exit 1 if any patch fails.")
+    p = _sub(sub, "check", [common, tree], "dry run: report every patch that would fail",
+             "Dry run against the pinned base (or --target-dir): every failing patch with file, hunk header, and "
+             "offset/fuzz; changes nothing. Exit 1 if any patch fails. -v lists every hunk, not only moved ones.")
     p.add_argument("--target-dir", metavar="DIR", help="check against a plain directory instead")
     p.add_argument("--json", action="store_true", help="machine-readable report")
-    p.add_argument("-v", "--verbose", action="store_true", help="list every hunk, not only moved ones")
     p.set_defaults(func=_cmd_check)
-    p = sub.add_parser("status", parents=[common, tree], help="applied/not applied per patch, and drift",
-                       description="Which patches are applied in the tree and whether it drifted from base+series.")
+    p = _sub(sub, "status", [common, tree], "applied/not applied per patch, and drift",
+             "Which patches are applied in the tree and whether it drifted from base+series.")
     p.add_argument("--json", action="store_true", help="machine-readable report")
     p.set_defaults(func=_cmd_status)
-    p = sub.add_parser("reverse", parents=[common, tree], help="remove the series: back to the base",
-                       description="Move HEAD, index and work tree back to the base and delete refs/patches/*.")
+    p = _sub(sub, "reverse", [common, tree], "remove the series: back to the base",
+             "Move HEAD, index and work tree back to the base and delete refs/patches/*.")
     p.add_argument("--force", action="store_true", help="discard uncommitted changes and unknown commits")
     p.set_defaults(func=_cmd_reverse)
-    p = sub.add_parser("export", parents=[common, tree], help="regenerate patches/ from the commits on the base",
-                       description="Write one format-patch file per commit on top of the base and rewrite series; "
-                       "equivalent patches stay byte-identical. --dry-run exits 1 listing what would change.")
+    p = _sub(sub, "export", [common, tree], "regenerate patches/ from the commits on the base",
+             "Write one format-patch file per commit on top of the base and rewrite series; equivalent patches stay "
+             "byte-identical. --dry-run exits 1 listing what would change.")
     p.add_argument("--dry-run", action="store_true", help="change nothing; exit 1 if patches/ is out of date")
     p.set_defaults(func=_cmd_export)
-    p = sub.add_parser("lint", parents=[common], help="static checks of patches/",
-                       description="series and files agree, headers present, patches parse, no path escapes.")
+    p = _sub(sub, "lint", [common], "static checks of patches/",
+             "Series and files agree, headers present, patches parse, every diff header field and hunk count git "
+             "apply validates is valid, no hunk undercounts its body, no path escapes.")
     p.set_defaults(func=_cmd_lint)
     return parser
 
@@ -155,6 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the subcommand; returns the exit status (see module doc)."""
     args = build_parser().parse_args(argv)
+    setup_logging(args)
     return int(args.func(args))
 
 

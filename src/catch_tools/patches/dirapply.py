@@ -208,7 +208,8 @@ def apply_series_to_dir(series_dir: Path, target_dir: Path, *, echo: Callable[[s
     """
     if not target_dir.is_dir():
         raise UserError("is a file, expected a directory (an unpacked wheel)" if target_dir.is_file() else
-                        "target directory does not exist", path=display_path(target_dir))
+                        "target directory does not exist (unpack the wheel there: python -m zipfile -e WHL DIR)",
+                        path=display_path(target_dir))
     recovered = recover_dir(target_dir)
     patches = load_series(series_dir)
     changes, notes = plan_dir_apply(patches, target_dir)

@@ -22,7 +22,6 @@ import contextlib
 import json
 import os
 import shutil
-import subprocess
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -30,6 +29,8 @@ from pathlib import Path
 import git
 
 from catch_tools.errors import UserError
+from catch_tools.gitcli import git_env as git_env  # re-exported: the patch engine's modules import it from here
+from catch_tools.gitcli import git_out, run_git
 from catch_tools.pin import Pin, load_pin
 
 REF_BASE = "refs/patches/base"
@@ -41,34 +42,6 @@ COMMITTER_NAME = "Catch Patches"
 COMMITTER_EMAIL = "patches@catch.invalid"
 #: Author date when a patch states none: 2000-01-01T00:00:00Z (fixed, so commit ids are reproducible).
 FIXED_DATE = (946684800, "+0000")
-
-
-def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment for git subprocesses (see module doc)."""
-    env = dict(os.environ)
-    env.update({"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "LC_ALL": "C",
-                "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", "GIT_MERGE_AUTOEDIT": "no"})
-    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
-        env.pop(key, None)
-    if extra:
-        env.update(extra)
-    return env
-
-
-def run_git(cwd: Path, *args: str, input: bytes | None = None, check: bool = True,
-            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    """Run ``git <args>`` in ``cwd``; raise :class:`UserError` with git's last stderr line when it fails and
-    ``check`` is true."""
-    proc = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True, env=git_env(env), check=False)
-    if check and proc.returncode != 0:
-        msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise UserError(f"git {args[0]} failed: {msg[-1] if msg else f'exit {proc.returncode}'}", path=str(cwd))
-    return proc
-
-
-def git_out(cwd: Path, *args: str) -> str:
-    """Stripped stdout of a successful git command."""
-    return run_git(cwd, *args).stdout.decode("utf-8", "replace").strip()
 
 
 @dataclass
@@ -129,7 +102,8 @@ def open_target(source: Path) -> Target:
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise UserError("not a git work tree (use --target-dir for a plain directory)", path=str(source)) from None
     if repo.bare or repo.working_tree_dir is None or Path(repo.working_tree_dir).resolve() != source.resolve():
-        raise UserError("not the top directory of a git work tree", path=str(source))
+        raise UserError("not the top directory of a git work tree: pass --source <the work tree's top directory>",
+                        path=str(source))
     target = Target(source.resolve(), Path(repo.git_dir).resolve(), repo)
     if target.head() is None:
         raise UserError("the repository has no commit", path=str(source))
@@ -290,3 +264,4 @@ def recover(target: Target, *, force: bool = False) -> str | None:
     if target.rev(REF_IN_PROGRESS) is not None:
         target.set_ref(REF_IN_PROGRESS, None)
     return None
+

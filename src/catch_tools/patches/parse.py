@@ -103,7 +103,7 @@ def _parse_mbox(head: list[str], where: str) -> PatchMeta:
                         path=where, line=1)
     subject = _PATCH_PREFIX_RE.sub("", str(msg.get("Subject", "")).strip())
     if not subject:
-        raise UserError("mbox patch has no Subject header", path=where, line=1)
+        raise UserError("mbox patch has no Subject header: add one (Subject: <what it fixes>)", path=where, line=1)
     name, addr = email.utils.parseaddr(str(msg.get("From", "")))
     date: tuple[int, str] | None = None
     if msg.get("Date") is not None:
@@ -293,7 +293,7 @@ def parse_patch(path: Path, *, strip: int = 1, name: str | None = None, series_l
     except OSError as err:
         raise UserError(f"cannot read patch: {err.strerror}", path=where) from None
     if not raw.strip():
-        raise UserError("empty patch: the file has no content", path=where, line=1)
+        raise UserError("empty patch: the file has no content (delete it and its series line)", path=where, line=1)
     text = _decode(raw, where)
     lines = text.split("\n")
     start = diff_start(lines)
@@ -314,7 +314,8 @@ def parse_patch(path: Path, *, strip: int = 1, name: str | None = None, series_l
     _check_diff(diff_lines[:-1] if diff_lines and diff_lines[-1] == "" else diff_lines, start + 1, strip, where)
     files = _file_changes("\n".join(diff_lines), start + 1, strip, where)
     if not files:
-        raise UserError("empty patch: the diff changes no file", path=where, line=start + 1)
+        raise UserError("empty patch: the diff changes no file (delete it and its series line)", path=where,
+                        line=start + 1)
     return Patch(name=display_name, path=path, strip=strip, series_line=series_line, meta=meta, files=files, raw=raw)
 
 

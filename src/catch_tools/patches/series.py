@@ -50,7 +50,7 @@ def read_series_entries(patches_dir: Path, *, allow_duplicates: bool = False) ->
     except IsADirectoryError:
         raise UserError("is a directory, expected the quilt series file", path=where) from None
     except UnicodeDecodeError:
-        raise UserError("series file is not UTF-8", path=where) from None
+        raise UserError("series file is not UTF-8: re-encode it (iconv -t UTF-8)", path=where) from None
     entries: list[SeriesEntry] = []
     seen: dict[str, int] = {}
     for lineno, line in enumerate(text.splitlines(), 1):

@@ -13,11 +13,11 @@ commits no patch accounts for, or the work tree has uncommitted changes.
 from __future__ import annotations
 
 import json
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from catch_tools.errors import UserError
+from catch_tools.gitcli import try_git
 from catch_tools.patches.commits import fast_import
 from catch_tools.patches.engine import simulate
 from catch_tools.patches.gitapply import GitTreeReader
@@ -26,7 +26,6 @@ from catch_tools.patches.gitrepo import (
     REF_BASE,
     Target,
     clear_state,
-    git_env,
     git_out,
     move_head,
     open_target,
@@ -46,8 +45,7 @@ RENAME_OPT = "-M50%"
 
 def patch_ids(target: Target, text: bytes) -> list[tuple[str, str]]:
     """``git patch-id --stable`` of a diff stream: ``[(patch id, commit id)]``."""
-    proc = subprocess.run(["git", "patch-id", "--stable"], cwd=target.root, input=text, capture_output=True,
-                          env=git_env(), check=False)
+    proc = try_git(target.root, "patch-id", "--stable", input=text)
     pairs: list[tuple[str, str]] = []
     for line in proc.stdout.decode().splitlines():
         fields = line.split()

@@ -18,6 +18,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from catch_tools.clikit import parser, setup_logging
 from catch_tools.errors import UserError
 from catch_tools.paths import cache_dir, patches_dir, repo_root
 from catch_tools.pin import Pin, load_pin, manifest_path
@@ -27,15 +28,19 @@ from catch_tools.wheel.sources import backend_build_command, backend_wheel, upst
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="build_wheel.py",
-        description="Build the combined wheel torch-<wheel_version>.catch<N>-<tags>.whl: the pinned upstream wheel "
-                    "+ the series + the Catch backend (overlay mode), or from the pytorch/ checkout (--from-source).",
+    p = parser(
+        "build_wheel.py",
+        "Build the combined wheel torch-<wheel_version>.catch<N>-<tags>.whl: the pinned upstream wheel + the series + "
+        "the Catch backend (overlay mode), or from the pytorch/ checkout (--from-source).",
+        ["scripts/build_wheel.py", "scripts/build_wheel.py --catch-wheel dist/torch_mlu-0.1.0-py3-none-any.whl",
+         "scripts/build_wheel.py --patches-dir /tmp/my-series --out /tmp/dist",
+         "scripts/build_wheel.py --from-source --dry-run"],
         epilog="Exit status 0 on success, 2 on bad input (one line on stderr; nothing is left in the output dir).")
     p.add_argument("--upstream-wheel", type=Path,
                    help="the pinned upstream torch wheel (default: pip download, cached)")
     p.add_argument("--catch-wheel", type=Path, help="a prebuilt torch_mlu wheel (default: build catch/ with pip)")
-    p.add_argument("--patches", type=Path, help="series directory (default: <repo>/patches)")
+    p.add_argument("--patches-dir", "--patches", dest="patches", metavar="DIR", type=Path,
+                   help="the series directory (default: <repo>/patches; --patches is the old name)")
     p.add_argument("--out", type=Path, help="output directory (default: <repo>/dist)")
     p.add_argument("--reverify", action="store_true",
                    help="verify the upstream wheel's RECORD hashes even if this exact file was verified before")
@@ -57,6 +62,7 @@ def _report(result: BuildResult) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and build; returns the exit status. Raises UserError on bad input (see module doc)."""
     args = _parser().parse_args(argv)
+    setup_logging(args)
     root = repo_root()
     series_dir = args.patches or patches_dir()
     pin = load_pin(manifest_path(root) if args.patches is None else series_dir / "manifest.toml")

@@ -6,6 +6,10 @@
 Rules (PEP 376 / the binary distribution format spec, "The .dist-info directory"): RECORD is CSV with rows
 ``path,hash,size``; ``hash`` is ``sha256=<urlsafe base64 without padding>`` of the file's bytes, ``size`` in bytes;
 RECORD's own row and signature files (``RECORD.jws``, ``RECORD.p7s``) have empty hash and size.
+
+Rows are read, written and checked with pypa's ``installer.records`` (``parse_record_file``,
+``RecordEntry.from_elements`` / ``to_row`` / ``validate``, ``Hash``), the RECORD code pip's installer uses; this
+module adds file:line errors, the sha256-only and no-duplicate rules, and the verification cache.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+
+from installer.records import Hash, InvalidRecordEntry, RecordEntry, parse_record_file
 
 from catch_tools.errors import UserError
 from catch_tools.paths import cache_dir
@@ -38,41 +44,48 @@ class RecordRow:
 
 
 def record_digest(data: bytes) -> str:
-    """``sha256=<urlsafe b64, no padding>`` of ``data`` (the RECORD hash format)."""
-    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode("ascii")
+    """``sha256=<urlsafe b64, no padding>`` of ``data`` (the RECORD hash format, :class:`installer.records.Hash`)."""
+    return str(Hash("sha256", base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode("ascii")))
+
+
+def _entry(row: RecordRow) -> RecordEntry:
+    return RecordEntry(row.path, Hash.parse(row.digest) if row.digest else None, row.size)
 
 
 def parse_record(text: str, where: Path | str) -> dict[str, RecordRow]:
-    """Parse RECORD ``text`` into ``{path: row}``.
+    """Parse RECORD ``text`` into ``{path: row}`` (``installer.records``; blank lines are skipped).
 
     Raises:
-        UserError: a row without three fields, a non-integer size, a hash other than sha256, a duplicate path;
-            the message names ``where`` and the 1-based line.
+        UserError: a row without three fields, a malformed hash or non-integer size, a hash other than sha256, a
+            duplicate path; the message names ``where`` and the 1-based line.
     """
     rows: dict[str, RecordRow] = {}
-    for lineno, fields in enumerate(csv.reader(io.StringIO(text)), start=1):
-        if not fields:
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
             continue
-        if len(fields) != 3:
-            raise UserError(f"RECORD row has {len(fields)} fields, expected 3", path=where, line=lineno)
-        path, digest, size = fields
-        if path in rows:
-            raise UserError(f"RECORD lists {path} twice", path=where, line=lineno)
-        if digest and not digest.startswith("sha256="):
-            raise UserError(f"RECORD hash of {path} is not sha256", path=where, line=lineno)
         try:
-            rows[path] = RecordRow(path, digest, int(size) if size else None)
-        except ValueError:
-            raise UserError(f"RECORD size of {path} is not an integer", path=where, line=lineno) from None
+            (elements,) = parse_record_file([line])
+            entry = RecordEntry.from_elements(*elements)
+        except InvalidRecordEntry as err:
+            issues = "; ".join(i.split(": ", 1)[-1] for i in err.issues)
+            raise UserError(f"invalid RECORD row: {issues}", path=where, line=lineno) from None
+        except ValueError:  # a csv row spanning lines (an unterminated quote)
+            raise UserError("invalid RECORD row: unterminated quote", path=where, line=lineno) from None
+        if entry.path in rows:
+            raise UserError(f"RECORD lists {entry.path} twice", path=where, line=lineno)
+        if entry.hash_ is not None and entry.hash_.name != "sha256":
+            raise UserError(f"RECORD hash of {entry.path} is not sha256", path=where, line=lineno)
+        rows[entry.path] = RecordRow(entry.path, str(entry.hash_) if entry.hash_ else "", entry.size)
     return rows
 
 
 def format_record(rows: Iterable[RecordRow]) -> bytes:
-    """RECORD bytes for ``rows`` in the given order (``\\n`` line ends, csv quoting as pip writes it)."""
+    """RECORD bytes for ``rows`` in the given order (``RecordEntry.to_row``, ``\n`` line ends, csv quoting as
+    installer and pip write it)."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csv.writer(out, delimiter=",", quotechar='"', lineterminator="\n")
     for row in rows:
-        writer.writerow([row.path, row.digest, "" if row.size is None else str(row.size)])
+        writer.writerow(_entry(row).to_row())
     return out.getvalue().encode("utf-8")
 
 
@@ -119,7 +132,7 @@ def verify_members(reader: RawZipReader, rows: dict[str, RecordRow], members: It
         row = rows[member.name]
         if row.size is not None and row.size != len(data):
             return f"size of {member.name} is {len(data)}, RECORD says {row.size}"
-        if record_digest(data) != row.digest:
+        if not row.digest or not _entry(row).validate(data):
             return f"sha256 of {member.name} does not match RECORD"
         return None
 

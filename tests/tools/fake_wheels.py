@@ -1,7 +1,8 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Write a small wheel from in-memory files (correct dist-info and RECORD), with :mod:`zipfile`.
+"""Test fixture (not shipped in the package): write a small wheel from in-memory files (correct dist-info and
+RECORD), with :mod:`zipfile`.
 
 Used for the pure-Python stand-in of the Catch backend (benchmarks, tests, a quick combined build without the native
 compile) and for small synthetic upstream wheels in tests. Deterministic: fixed timestamp, sorted members.
