@@ -30,7 +30,7 @@ from typing import Any
 
 from catch_tools.errors import UserError
 from catch_tools.pin import load_pin, manifest_path
-from catch_tools.rebase import batch, pick, pinning, report, series
+from catch_tools.rebase import batch, pick, pinning, report, resolutions, series
 from catch_tools.rebase.gitrepo import GitRepo
 from catch_tools.rebase.state import (
     PatchState,
@@ -182,7 +182,8 @@ class Rebase:
                 orig_refs={ref: self.repo.ref_value(ref) for ref in (REF_BASE, REF_APPLIED)},
                 orig_gitlink=pinning.project_gitlink(self.project),
                 orig_absent_dirs=[str(d) for d in self._engine_dirs() if not d.exists()],
-                orig_files={str(path): _read_or_none(path) for path in self._side_files(report_path)},
+                orig_files={str(path): _read_or_none(path)
+                            for path in self._side_files(report_path) + self._resolution_files(names, via, onto)},
                 old_base=old_base, old_base_ref=old_ref,
                 steps=steps, step_commits=commits, three_way=three_way,
                 report_path=None if report_path is None else str(report_path.resolve()),
@@ -305,6 +306,10 @@ class Rebase:
         reports = [p for stem in stems for p in _report_files(stem)]
         return ([self.repo.git_dir / name for name in GIT_SCRATCH_FILES] + reports
                 + [pinning.constraints_path(self.project)])
+
+    def _resolution_files(self, names: list[str], via: list[str] | None, onto: str) -> list[Path]:
+        """The recorded resolutions this rebase may write (:func:`resolutions.path`): ``--abort`` removes new ones."""
+        return [resolutions.path(self.project, ref, name) for ref in [*(via or []), onto] for name in names]
 
     def _load(self) -> RebaseState:
         state = self.store.load()
@@ -445,6 +450,10 @@ class Rebase:
         outcome = pick.apply_patch(self.repo, p.commit, ids, state.three_way)
         _crash_point("apply")
         if outcome.status == "conflict":
+            replayed = resolutions.replay(self.repo, self.project, onto, p.name, p.commit, state.tip)
+            if replayed is not None:
+                outcome = replayed
+        if outcome.status == "conflict":
             state.phase, state.conflict_files, state.conflict_detail = "conflict", outcome.files, outcome.detail
             self.store.save(state)
             _crash_point("conflict")
@@ -483,6 +492,8 @@ class Rebase:
             else:
                 p.results.append(StepResult(onto, "resolved", "conflict resolved by hand", files=state.conflict_files))
                 p.new_commit, state.tip = new, new
+                recorded = resolutions.record(self.repo, self.project, onto, p.name, p.commit, new)
+                self.progress(f"{onto}: {p.name}: resolution recorded in {recorded}")
         _crash_point("resolve")
         state.phase, state.current, state.conflict_files = "apply", state.current + 1, []
         self.store.save(state)
