@@ -170,3 +170,5 @@ def print_summary(report: dict[str, Any], paths: list[Path], console: Console | 
         table.add_row(p["name"], p["label"], details)
     console.print(table)
     console.print(f"{report['inputs']} patches in, {report['outputs']} out; report: " + ", ".join(map(str, paths)))
+    console.print(f"next: python scripts/upgrade.py (the {report['new_base']['ref']} wheel: fetch, backend build and "
+                  "suite, proof gate, combined wheel, interface check, digits demo; docs/upgrade.md)")
