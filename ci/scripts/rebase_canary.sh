@@ -48,6 +48,8 @@ trap 'rm -rf "$work"' EXIT
 # Throwaway project (patches/ + pin) and upstream work clone: the rebase rewrites both.
 mkdir -p "$work/project"
 cp -r "$root/patches" "$work/project/patches"
+# the recorded conflict resolutions (scripts/rebase.py replays them: a conflict resolved once is not reported again)
+if [ -d "$root/resolutions" ]; then cp -r "$root/resolutions" "$work/project/resolutions"; fi
 git clone --quiet --shared "$source" "$work/upstream"
 git -C "$work/upstream" fetch --quiet --tags origin '+refs/remotes/origin/*:refs/remotes/origin/*' 2> /dev/null || true
 echo "$onto" > "$out/target"

@@ -107,6 +107,11 @@ class ProcessGroupCNCL(dist.ProcessGroup):
         # device types (``_get_object_coll_device``): the Gloo transport stands for the mlu backend object. Calls
         # from Python reach the methods below whatever the device.
         self._register_backend(torch.device("mlu"), dist.ProcessGroup.BackendType.CUSTOM, self._gloo)
+        # The default backend type too: torch 2.15's init_process_group attaches a FlightRecorderHook to every new
+        # group (distributed_c10d._maybe_attach_flight_recorder, new in 2.15), which asks the group for its default
+        # backend; without one it fails with "Could not find the default backend type 0 for Process Group with name
+        # cncl". Harmless on 2.13 (the method exists there and nothing asks).
+        self._set_default_backend(dist.ProcessGroup.BackendType.CUSTOM)
         self._submit_lock = threading.Lock()
         self._coalesced: list[CNCLWork] | None = None  # works since _start_coalescing
         self._engine = Engine(lambda: f"rank {self._rank} of {self._size}", timeout)

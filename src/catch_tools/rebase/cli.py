@@ -8,6 +8,8 @@ Usage::
     rebase.py --onto v2.14.0 [--via v2.13.1,...] [--source DIR] [--no-3way] [--drop NAME --reason TEXT]...
               [--report PATH] [--json]
     rebase.py --continue [--drop NAME --reason TEXT]...     # after resolving a conflict (or after a crash)
+    rebase.py --continue --reason TEXT                      # after resolving a conflict to no change (git rm):
+                                                            # the maintainer's drop (asked for on a terminal)
     rebase.py --drop NAME --reason TEXT                     # drop a patch during a rebase, then continue
     rebase.py --abort                                       # back to exactly the state before --onto
     rebase.py status
@@ -63,9 +65,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         UserError: bad arguments or bad state (reported as one line by :func:`catch_tools.errors.run_cli`).
     """
     args = build_parser().parse_args(argv)
-    if len(args.drop) != len(args.reason):
+    # --continue --reason TEXT (no --drop): the reason for a conflict resolved to no change (the maintainer's drop)
+    continue_reason = args.reason[0] if args.cont and not args.drop and len(args.reason) == 1 else None
+    if len(args.drop) != len(args.reason) and continue_reason is None:
         raise UserError("each --drop NAME needs its own --reason \"...\" (the reason goes into the report)")
-    drops = dict(zip(args.drop, args.reason, strict=True))
+    drops = dict(zip(args.drop, args.reason, strict=True)) if continue_reason is None else {}
     project = (args.project or repo_root()).resolve()
     upstream = (args.source or project / "pytorch").resolve()
     chosen = [bool(args.command), bool(args.onto), args.cont, args.abort]
@@ -78,6 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "pass --source DIR (a PyTorch clone)", path=upstream)
     console = Console(stderr=True)
     rebase = Rebase(project, upstream, progress=console.print if console.is_terminal else None)
+    if sys.stdin.isatty():
+        rebase.ask_reason = lambda name: input(f"{name}: your resolution drops this patch; why? ")
     if args.command == "status":
         print(rebase.status())
         return 0
@@ -90,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         via = [ref for ref in args.via.split(",") if ref]
         outcome = rebase.start(args.onto, via, three_way=args.three_way, drops=drops, report_path=args.report)
     else:
-        outcome = rebase.resume(drops)
+        outcome = rebase.resume(drops, continue_reason)
     if isinstance(outcome, Finished):
         if args.json:
             sys.stdout.write(report.to_json(outcome.report))

@@ -30,7 +30,7 @@ from typing import Any
 
 from catch_tools.errors import UserError
 from catch_tools.pin import load_pin, manifest_path
-from catch_tools.rebase import batch, pick, pinning, report, series
+from catch_tools.rebase import batch, pick, pinning, report, resolutions, series
 from catch_tools.rebase.gitrepo import GitRepo
 from catch_tools.rebase.state import (
     PatchState,
@@ -50,6 +50,8 @@ REF_OLD_TIP = "refs/catch-rebase/old-tip"
 #: written; report written (state not yet removed).
 CRASH_POINTS = ("start", "replay", "apply", "conflict", "resolve", "step", "export", "pin", "report")
 REPORT_NAME = "catch-rebase-report"
+#: A dropped patch's step detail; its reason is kept once, in ``PatchState.drop_reason`` (the report's "reason")
+DROP_DETAIL = "dropped by the maintainer"
 _MARKER = re.compile(r"^(<{7}|>{7})( |$)", re.MULTILINE)
 #: Files git rewrites while we commit; ``--abort`` puts their old content back (with the report files).
 GIT_SCRATCH_FILES = ("ORIG_HEAD", "COMMIT_EDITMSG")
@@ -131,6 +133,26 @@ class Rebase:
         self.repo = GitRepo(upstream)
         self.store = StateStore(self.repo.git_dir)
         self.progress = progress or (lambda _line: None)
+        #: called with a patch name when the maintainer resolved its conflict to no change (``git rm`` + ``--continue``)
+        #: and gave no ``--reason``: returns the reason, or raises UserError (the CLI asks on a terminal)
+        self.ask_reason: Callable[[str], str] | None = None
+        self._pending_reason: str | None = None
+
+    def drop_reason_for(self, name: str) -> str:
+        """The reason for a maintainer's drop of ``name`` by resolution to no change: ``--continue --reason TEXT``,
+        else :attr:`ask_reason`.
+
+        Raises:
+            UserError: no reason given and none can be asked for (nothing is changed: the conflict stays).
+        """
+        if self._pending_reason and self._pending_reason.strip():
+            return self._pending_reason.strip()
+        if self.ask_reason is not None:
+            reason = self.ask_reason(name).strip()
+            if reason:
+                return reason
+        raise UserError(f"{name}: the resolution removes the whole patch, a drop by the maintainer; say why with "
+                        "rebase.py --continue --reason \"...\" (it goes into the report)")
 
     # -- entry points ------------------------------------------------------------------------------------------------
 
@@ -160,7 +182,8 @@ class Rebase:
                 orig_refs={ref: self.repo.ref_value(ref) for ref in (REF_BASE, REF_APPLIED)},
                 orig_gitlink=pinning.project_gitlink(self.project),
                 orig_absent_dirs=[str(d) for d in self._engine_dirs() if not d.exists()],
-                orig_files={str(path): _read_or_none(path) for path in self._side_files(report_path)},
+                orig_files={str(path): _read_or_none(path)
+                            for path in self._side_files(report_path) + self._resolution_files(names, via, onto)},
                 old_base=old_base, old_base_ref=old_ref,
                 steps=steps, step_commits=commits, three_way=three_way,
                 report_path=None if report_path is None else str(report_path.resolve()),
@@ -177,7 +200,7 @@ class Rebase:
                 raise
             return self._drive(state)
 
-    def resume(self, drops: dict[str, str] | None = None) -> Outcome:
+    def resume(self, drops: dict[str, str] | None = None, reason: str | None = None) -> Outcome:
         """``--continue`` (and ``--drop`` during a rebase): go on from the saved state.
 
         In a conflict, the maintainer's resolution is committed as the patch (status ``resolved``), or the patch is
@@ -187,6 +210,7 @@ class Rebase:
             UserError: nothing in progress; ``patches/`` edited since the start; conflict markers or ``*.rej`` files
                 left; a drop naming no remaining patch or without a reason.
         """
+        self._pending_reason = reason
         with self.store.lock():
             state = self._load()
             self._check_patches_untouched(state)
@@ -283,6 +307,10 @@ class Rebase:
         return ([self.repo.git_dir / name for name in GIT_SCRATCH_FILES] + reports
                 + [pinning.constraints_path(self.project)])
 
+    def _resolution_files(self, names: list[str], via: list[str] | None, onto: str) -> list[Path]:
+        """The recorded resolutions this rebase may write (:func:`resolutions.path`): ``--abort`` removes new ones."""
+        return [resolutions.path(self.project, ref, name) for ref in [*(via or []), onto] for name in names]
+
     def _load(self) -> RebaseState:
         state = self.store.load()
         if Path(state.project) != self.project:
@@ -378,7 +406,7 @@ class Rebase:
                 state.current += 1
                 continue
             if p.drop_reason:
-                p.results.append(StepResult(onto, "dropped", detail=p.drop_reason))
+                p.results.append(StepResult(onto, "dropped", detail=DROP_DETAIL))
                 state.current += 1
                 self.store.save(state)
                 continue
@@ -422,6 +450,10 @@ class Rebase:
         outcome = pick.apply_patch(self.repo, p.commit, ids, state.three_way)
         _crash_point("apply")
         if outcome.status == "conflict":
+            replayed = resolutions.replay(self.repo, self.project, onto, p.name, p.commit, state.tip)
+            if replayed is not None:
+                outcome = replayed
+        if outcome.status == "conflict":
             state.phase, state.conflict_files, state.conflict_detail = "conflict", outcome.files, outcome.detail
             self.store.save(state)
             _crash_point("conflict")
@@ -441,20 +473,27 @@ class Rebase:
         head = self.repo.resolve("HEAD")
         if p.drop_reason:
             self.repo.reset_hard(state.tip)
-            p.results.append(StepResult(onto, "dropped", detail=p.drop_reason, files=state.conflict_files))
+            p.results.append(StepResult(onto, "dropped", detail=DROP_DETAIL, files=state.conflict_files))
         elif head != state.tip and self.repo.resolve("HEAD^") == state.tip:
             # a previous --continue committed the resolution and was killed before saving the state
             p.results.append(StepResult(onto, "resolved", "conflict resolved by hand", files=state.conflict_files))
             p.new_commit, state.tip = head, head
         else:
             self._check_resolved(state)
+            # A resolution to no change: the maintainer removed the patch's change (git rm / checkout of the new
+            # base) -- their drop, not a finding about upstream; it needs a reason like --drop does, asked before
+            # anything is committed so a missing reason leaves the resolution as it is.
+            reason = self.drop_reason_for(p.name) if pick.resolution_is_empty(self.repo) else None
             new = pick.commit_resolution(self.repo, p.commit)
             if new is None:
-                p.results.append(StepResult(onto, "upstreamed", "resolved by hand to no change: upstream has it",
-                                            files=state.conflict_files))
+                reason = reason or self.drop_reason_for(p.name)
+                p.results.append(StepResult(onto, "dropped", DROP_DETAIL, files=state.conflict_files))
+                p.drop_reason = reason
             else:
                 p.results.append(StepResult(onto, "resolved", "conflict resolved by hand", files=state.conflict_files))
                 p.new_commit, state.tip = new, new
+                recorded = resolutions.record(self.repo, self.project, onto, p.name, p.commit, new)
+                self.progress(f"{onto}: {p.name}: resolution recorded in {recorded}")
         _crash_point("resolve")
         state.phase, state.current, state.conflict_files = "apply", state.current + 1, []
         self.store.save(state)
@@ -507,12 +546,33 @@ class Rebase:
         assert state.old_tip is not None
         rdiff = report.range_diff(self.repo, state.old_base, state.old_tip, new_base, new_tip)
         pin = {"tag": target.tag, "commit": target.commit, "wheel_version": target.wheel_version}
-        data = report.build(state, new_tip, renamed, rdiff, changed, pin)
+        data = report.build(state, new_tip, renamed, rdiff, changed, pin, self._upstreamed_in(state))
         paths = self._write_reports(state, data)
         _crash_point("report")
         self.repo.set_ref(REF_OLD_TIP, None)
         self.store.remove()
         return Finished(data, paths)
+
+    def _upstreamed_in(self, state: RebaseState) -> dict[str, dict[str, str]]:
+        """For each upstreamed patch: the upstream release that contains it (the oldest tag holding the upstream commit
+        with its patch-id, else the step's release where the change was found) and that release's ``git_version`` (the
+        upstream commit, :func:`pinning.pin_target`)."""
+        found: dict[str, dict[str, str]] = {}
+        for p in state.patches:
+            result = next((r for r in p.results if r.status == "upstreamed"), None)
+            if result is None:
+                continue
+            release = result.onto
+            if result.upstream_commit:
+                tags = self.repo.run("tag", "--contains", result.upstream_commit, "--sort=version:refname",
+                                     check=False).stdout.split()
+                release = next((t for t in tags if t in state.steps), tags[0] if tags else release)
+            commit = self.repo.resolve(release)
+            entry = {"release": release}
+            if commit is not None:
+                entry["git_version"] = pinning.pin_target(self.repo, release, commit).commit
+            found[p.name] = entry
+        return found
 
     def _write_reports(self, state: RebaseState, data: dict[str, Any]) -> list[Path]:
         markdown, text = report.to_markdown(data), report.to_json(data)

@@ -105,6 +105,13 @@ def apply_patch(repo: GitRepo, commit: str, upstream_ids: dict[str, str], three_
     return PickOutcome("conflict", files=files, detail=_first_conflict_line(picked.stdout + picked.stderr))
 
 
+def resolution_is_empty(repo: GitRepo) -> bool:
+    """True when the maintainer's resolution (the work tree, staged with ``git add -A``) equals HEAD: the patch's
+    whole change was removed."""
+    repo.run("add", "-A")
+    return repo.run("diff", "--cached", "--quiet", "HEAD", check=False).ok
+
+
 def commit_resolution(repo: GitRepo, commit: str) -> str | None:
     """Stage the maintainer's resolution and commit it as patch ``commit``; None when it leaves no change."""
     repo.run("add", "-A")

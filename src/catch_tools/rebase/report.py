@@ -5,7 +5,9 @@
 
 Statuses (issue 5): ``clean``, ``offset`` (applied with offset), ``3way`` (applied with 3-way merge -- flagged for
 review, ANCHORS pain point 7), ``resolved`` (conflict resolved by hand), ``upstreamed`` (dropped because upstream has
-the change; with the upstream commit when its patch-id matched), ``dropped`` (``--drop NAME --reason``).
+the change; with the upstream commit when its patch-id matched, and the release that contains it with that release's
+``git_version``), ``dropped`` (the maintainer's drop: ``--drop NAME --reason``, or a conflict resolved to no change
+with ``--continue --reason``; the reason is reported once).
 Nobody among the anchors ships a range-diff (pain point 4); a reviewer reads it as a diff of diffs.
 """
 
@@ -28,7 +30,7 @@ LABELS = {
     "3way": "applied with 3-way",
     "resolved": "conflict resolved by hand",
     "upstreamed": "upstreamed (dropped)",
-    "dropped": "dropped with reason",
+    "dropped": "dropped by the maintainer",
 }
 
 
@@ -53,8 +55,11 @@ def range_diff(repo: GitRepo, old_base: str, old_tip: str, new_base: str, new_ti
 
 
 def build(state: RebaseState, new_tip: str, renamed: dict[str, str], rdiff: str, changed: list[str],
-          pin: dict[str, str]) -> dict[str, Any]:
+          pin: dict[str, str], upstreamed_in: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
     """The report as a JSON-serialisable dict.
+
+    ``upstreamed_in`` maps an upstreamed patch to ``{"release": tag, "git_version": upstream commit}``: the upstream
+    release that contains it (reported as the patch's ``upstream_release``).
 
     ``renamed`` maps each input patch still in the series to its file name after the export (the engine names files
     ``NNNN-<subject>.patch`` by position); ``changed`` lists the input names whose file was rewritten or renamed.
@@ -76,6 +81,7 @@ def build(state: RebaseState, new_tip: str, renamed: dict[str, str], rdiff: str,
             "in_new_series": not p.gone,
             "new_name": renamed.get(p.name),
             "file_changed": p.name in changed,
+            "upstream_release": (upstreamed_in or {}).get(p.name),
         })
     kept = [p.name for p in state.patches if not p.gone]
     gone = [p.name for p in state.patches if p.gone]
@@ -124,13 +130,24 @@ def to_markdown(report: dict[str, Any]) -> str:
         "|---|---|---|---|",
     ]
     for number, p in enumerate(report["patches"], start=1):
-        details = "; ".join(_step_text(s, len(report["steps"]) > 1) for s in p["steps"] if s["detail"] or s["files"])
+        details = "; ".join(_step_text(s, len(report["steps"]) > 1) for s in p["steps"]
+                            if (s["detail"] or s["files"]) and s["detail"] != p["reason"])
         if p["reason"]:
             details = f"reason: {p['reason']}" + (f"; {details}" if details else "")
+        details = _upstream_text(p) + details
         name = f"`{p['name']}`" + (f" -> `{p['new_name']}`" if p["new_name"] not in (None, p["name"]) else "")
         lines.append(f"| {number} | {name} | {p['label']} | {details.replace('|', '/')} |")
     lines += ["", "## Range-diff (old series vs new series)", "", "```diff", report["range_diff"].rstrip(), "```", ""]
     return "\n".join(lines)
+
+
+def _upstream_text(p: dict[str, Any]) -> str:
+    """``in upstream v2.15.0 (git_version <sha>); `` for an upstreamed patch, else ``""``."""
+    found = p.get("upstream_release")
+    if not found:
+        return ""
+    version = f" (git_version {found['git_version']})" if found.get("git_version") else ""
+    return f"in upstream {found['release']}{version}; "
 
 
 def _step_text(step: dict[str, Any], several: bool) -> str:
@@ -149,6 +166,9 @@ def print_summary(report: dict[str, Any], paths: list[Path], console: Console | 
     table.add_column("details", overflow="fold")
     for p in report["patches"]:
         details = p["reason"] or "; ".join(s["detail"] for s in p["steps"] if s["detail"])
+        details = _upstream_text(p) + details
         table.add_row(p["name"], p["label"], details)
     console.print(table)
     console.print(f"{report['inputs']} patches in, {report['outputs']} out; report: " + ", ".join(map(str, paths)))
+    console.print(f"next: python scripts/upgrade.py (the {report['new_base']['ref']} wheel: fetch, backend build and "
+                  "suite, proof gate, combined wheel, interface check, digits demo; docs/upgrade.md)")

@@ -1,0 +1,100 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""``scripts/upgrade.py``: after ``scripts/rebase.py`` moved the series and the pin, carry the upgrade on to a tested,
+installable combined wheel of the new release.
+
+Usage::
+
+    upgrade.py [--project DIR] [--work DIR] [--from STEP] [--demo-epochs N] [--report PATH] [--json]
+    upgrade.py status [--project DIR] [--work DIR]
+
+Steps: fetch, build, suite, wheel, interfaces, demo (:mod:`catch_tools.upgrade.steps`). A rerun skips the steps that
+passed for the same release and sources. The report (rich table on the terminal; ``--json`` prints JSON) is written to
+``<work>/upgrade-report.{md,json}`` (and ``PATH.{md,json}`` with ``--report``). The work directory (default
+``<cache>/upgrade/<release>``) holds two venvs with the release's torch (~5 GB each for a CUDA build) and the wheels.
+
+Exit status: 0 every step passed, 1 a step failed (its row says what to do next), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from catch_tools.paths import cache_dir, repo_root
+from catch_tools.upgrade import steps
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="upgrade.py", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("command", nargs="?", choices=["status"], help="status: the report of the last run, nothing run")
+    p.add_argument("--project", type=Path, help="Catch checkout (default: this repository)")
+    p.add_argument("--work", type=Path, help="work directory (default: <cache>/upgrade/<release>)")
+    p.add_argument("--from", dest="start", choices=list(steps.STEPS), help="rerun from this step on")
+    p.add_argument("--demo-epochs", type=int, default=3, help="epochs of the digits demo (default 3)")
+    p.add_argument("--report", type=Path, metavar="PATH", help="also write PATH.md and PATH.json")
+    p.add_argument("--json", action="store_true", help="print the JSON report on stdout instead of the table")
+    return p
+
+
+def to_markdown(rep: dict[str, Any]) -> str:
+    """The step report as Markdown: one row per step."""
+    lines = [f"# Upgrade report: torch {rep['release']}", "",
+             f"- result: {'every step passed' if rep['ok'] else 'FAILED'}; total {rep['total_seconds']} s",
+             f"- work directory: `{rep['work']}`", "",
+             "| step | what | result | time (s) | details | next on failure |", "|---|---|---|---|---|---|"]
+    for r in rep["steps"]:
+        cells = [r["step"], r["title"], r["status"], f"{float(r['seconds']):.1f}", r["detail"], r["next"]]
+        lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def print_table(rep: dict[str, Any], console: Console) -> None:
+    """The step report as a rich table."""
+    table = Table(title=f"upgrade to torch {rep['release']}: {'all steps passed' if rep['ok'] else 'FAILED'}")
+    for column in ("step", "result", "time (s)", "details / next"):
+        table.add_column(column, overflow="fold")
+    for r in rep["steps"]:
+        style = {"passed": "green", "failed": "bold red"}.get(r["status"], "dim")
+        text = r["detail"] + (f"\nnext: {r['next']}" if r["next"] and r["status"] == "failed" else "")
+        table.add_row(r["step"], f"[{style}]{r['status']}[/]", f"{float(r['seconds']):.1f}", text)
+    console.print(table)
+    console.print(f"total {rep['total_seconds']} s; report: {rep['work']}/upgrade-report.md")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv``, run (or show) the upgrade steps; see the module docstring for the exit status.
+
+    Raises:
+        UserError: bad arguments, or the pin is not a release.
+    """
+    args = _parser().parse_args(argv)
+    project = (args.project or repo_root()).resolve()
+    release = steps.release_of(project)
+    work = (args.work or cache_dir() / "upgrade" / release).resolve()
+    ctx = steps.Context(project=project, work=work, release=release, demo_epochs=args.demo_epochs)
+    err = Console(stderr=True)
+    if args.command == "status":
+        rep = steps.report(ctx, steps.load_state(work))
+    else:
+        rep = steps.run(ctx, args.start, progress=lambda msg: err.print(msg, markup=False, highlight=False))
+        work.mkdir(parents=True, exist_ok=True)
+        stems = [work / "upgrade-report"] + ([args.report] if args.report else [])
+        for stem in stems:
+            stem.parent.mkdir(parents=True, exist_ok=True)
+            stem.with_name(stem.name + ".md").write_text(to_markdown(rep), encoding="utf-8")
+            stem.with_name(stem.name + ".json").write_text(json.dumps(rep, indent=2) + "\n", encoding="utf-8")
+    if args.json:
+        sys.stdout.write(json.dumps(rep, indent=2) + "\n")
+    else:
+        print_table(rep, Console(width=max(Console().width, 120)))
+    return 0 if rep["ok"] else 1
