@@ -7,7 +7,9 @@ Usage: python benchmarks/run_all.py [--quick] [--skip-compile] [--interface-chec
        (or ``tox -e bench -- [options]``; the dependencies are listed in benchmarks/requirements.txt)
 
 Each row is a ratio ours / baseline measured side by side in this run (interleaved repetitions, best of them, so
-machine noise hits both alike), or for the interface check a time in seconds:
+machine noise hits both alike), or for the interface check a time in seconds. Rows marked "CPU time" measure the
+CPU time of the calling thread (or of the child process) instead of wall time: on a loaded machine they stay
+steady where wall-clock ratios do not; they are cross-checks, the wall-clock rows are the targets:
 
 * eager mlu vs CPU (the code of ``bench_backend.py``): the digits CNN training step at 1 and 2 threads, a bigger
   CNN (28x28 inputs), ``add`` of 64 elements, ``import torch`` with the mlu autoload vs without, a 256 MiB
@@ -118,6 +120,39 @@ def copy_out(nbytes: int, number: int, repeat: int) -> tuple[float, float]:
     return base, ours
 
 
+def thread_cpu_pair(make: Callable[[str], Callable[[], object]], number: int, repeat: int) -> tuple[float, float]:
+    """(cpu, mlu) best CPU seconds of the calling thread per call, interleaved. Steadier than wall time on a loaded
+    machine; meaningful at 1 intra-op thread, where all the work runs on this thread (backward included)."""
+    fns = {"cpu": make("cpu"), "mlu": make("mlu")}
+    best = {name: float("inf") for name in fns}
+    for fn in fns.values():
+        fn()
+    for _ in range(3 * repeat):
+        for name, fn in fns.items():
+            start = time.thread_time()
+            for _ in range(number):
+                fn()
+            best[name] = min(best[name], (time.thread_time() - start) / number)
+    torch.mlu.synchronize()
+    return best["cpu"], best["mlu"]
+
+
+def import_cpu_times(repeat: int) -> tuple[float, float]:
+    """Best CPU seconds (user + system) of ``python -c "import torch"``, (autoload off, autoload on), alternating."""
+    import resource
+
+    best = {False: float("inf"), True: float("inf")}
+    for _ in range(repeat):
+        for autoload in (False, True):
+            env = {"TORCH_DEVICE_BACKEND_AUTOLOAD": "1" if autoload else "0", "PATH": "/usr/bin:/bin"}
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run([sys.executable, "-c", "import torch"], check=True, env=env)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            best[autoload] = min(best[autoload], cpu)
+    return best[False], best[True]
+
+
 def eager_rows(quick: bool) -> list[Row]:
     r = 2 if quick else 5
     rows = []
@@ -127,6 +162,11 @@ def eager_rows(quick: bool) -> list[Row]:
         cpu, mlu = bench_backend.pair(bench_backend.train_step, 10 if quick else 20, r)
         rows.append(Row(f"digits CNN training step, batch 64, {t} thread{'s' if t > 1 else ''}", "cpu", cpu, mlu,
                         1.10))
+    torch.set_num_threads(1)
+    cpu, mlu = thread_cpu_pair(bench_backend.train_step, 10 if quick else 20, r)
+    rows.append(Row("digits CNN training step, 1 thread, thread CPU time", "cpu", cpu, mlu, 1.10))
+    cpu, mlu = thread_cpu_pair(bench_backend.elementwise(64), 5000 if quick else 20000, r)
+    rows.append(Row("add, 64 elements, thread CPU time", "cpu", cpu, mlu, 1.20))
     torch.set_num_threads(threads)
     cpu, mlu = bench_backend.pair(big_cnn_step, 3 if quick else 5, r)
     rows.append(Row("CNN training step, 28x28, batch 64", "cpu", cpu, mlu, 1.10, note="keep about 1.0"))
@@ -134,6 +174,8 @@ def eager_rows(quick: bool) -> list[Row]:
     rows.append(Row("add, 64 elements", "cpu", cpu, mlu, 1.20))
     without, with_ = bench_backend.import_times(3 if quick else 7)
     rows.append(Row("import torch, autoload on", "autoload off", without, with_, 1.05))
+    without, with_ = import_cpu_times(3 if quick else 7)
+    rows.append(Row("import torch, autoload on, CPU time", "autoload off", without, with_, 1.05))
     base, ours = copy_out(256 << 20, 1 if quick else 2, 2 if quick else 3)
     rows.append(Row("256 MiB d.cpu()", "host a.clone()", base, ours, 1.10))
     return rows
