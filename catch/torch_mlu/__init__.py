@@ -38,6 +38,12 @@ from torch_mlu._version import __version__  # noqa: E402
 __all__ = ["__version__", "mlu"]
 
 _C._init()
+# Backward of mlu tensors runs on the thread that calls it, as for CPU tensors, not on the autograd engine's mlu
+# device thread: device kernels run synchronously on the calling thread, so a device thread buys no overlap, and it
+# costs two thread hand-offs per backward plus a second OpenMP team whose spinning workers compete with the first
+# (the digits training step at 2 threads: 2.6x CPU with it; benchmarks/README.md). PyTorch's own switch, per thread
+# (this one: the thread that imports torch); torch.autograd.set_multithreading_enabled(True) restores device threads.
+torch._C._set_multithreading_enabled(False)
 torch.utils.rename_privateuse1_backend("mlu")
 torch._register_device_module("mlu", mlu)
 # torch._register_device_module makes `torch.mlu` an alias of torch_mlu.mlu in sys.modules; alias its submodules

@@ -11,16 +11,20 @@
 // allocation retried once; if it still fails, torch.OutOfMemoryError is raised
 // with the allocator's numbers (as c10::cuda::CUDACachingAllocator does).
 #include <c10/core/CPUAllocator.h>
+#include <c10/util/flat_hash_map.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <deque>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "mlu_core.h"
@@ -72,14 +76,15 @@ std::string fmt_bytes(int64_t b) {
   return buf;
 }
 
-void update(StatArray& a, size_t bytes, bool small, bool inc) {
-  for (auto t : {StatType::AGGREGATE, small ? StatType::SMALL_POOL : StatType::LARGE_POOL}) {
-    auto& s = a[static_cast<size_t>(t)];
-    if (inc) {
-      s.increase(bytes);
-    } else {
-      s.decrease(bytes);
-    }
+inline void update(StatArray& a, size_t bytes, bool small, bool inc) {
+  auto& total = a[static_cast<size_t>(StatType::AGGREGATE)];
+  auto& pool = a[static_cast<size_t>(small ? StatType::SMALL_POOL : StatType::LARGE_POOL)];
+  if (inc) {
+    total.increase(bytes);
+    pool.increase(bytes);
+  } else {
+    total.decrease(bytes);
+    pool.decrease(bytes);
   }
 }
 
@@ -237,22 +242,25 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
   }
 
   bool free_block(void* dptr) {
-    std::vector<c10::Stream> streams;
-    Block* b = nullptr;
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      auto it = active_.find(dptr);
-      if (it == active_.end()) return false;
-      b = it->second;
-      active_.erase(it);
-      streams = std::move(b->used_on);
+    std::unique_lock<std::mutex> lk(mu_);
+    auto it = active_.find(dptr);
+    if (it == active_.end()) return false;
+    Block* b = it->second;
+    active_.erase(it);
+    // Work still queued on the allocating queue (or a recorded one) may touch the block: wait for it before the
+    // block can be handed out again. The common case (kernels run inline, so the queue is idle and nothing was
+    // recorded) returns the block under this one lock.
+    catch_rt::Queue* q = b->stream == 0
+                             ? catch_rt::defaultQueue(b->device)
+                             : queue_of(c10::Stream(c10::Stream::UNSAFE, c10::Device(kMLU, b->device), b->stream));
+    if (!b->used_on.empty() || !catch_rt::queueIdle(q)) {
+      std::vector<c10::Stream> streams = std::move(b->used_on);
+      b->used_on.clear();
+      lk.unlock();
+      if (!catch_rt::queueIdle(q)) catch_rt::queueSync(q);
+      for (auto& s : streams) catch_rt::queueSync(queue_of(s));
+      lk.lock();
     }
-    // Work still queued on the allocating queue (or a recorded one) may touch
-    // the block: wait for it before the block can be handed out again.
-    catch_rt::Queue* q = queue_of(c10::Stream(c10::Stream::UNSAFE, c10::Device(kMLU, b->device), b->stream));
-    if (!catch_rt::queueIdle(q)) catch_rt::queueSync(q);
-    for (auto& s : streams) catch_rt::queueSync(queue_of(s));
-    std::lock_guard<std::mutex> lk(mu_);
     auto& s = stats_[b->device];
     bool small = b->size <= kSmallSize;
     update(s.allocated_bytes, b->size, small, false);
@@ -275,18 +283,8 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
       delete b;
       return true;
     }
-    pools_[b->device][b->pool].emplace(b->size, b);
+    pools_[b->device][b->pool][b->size].push_back(b);
     return true;
-  }
-
-  // A cached block of `pool` for a request of `size` bytes (at most twice as big), removed from the pool; null if
-  // none fits. Caller holds mu_.
-  static Block* take_cached(std::multimap<size_t, Block*>& pool, size_t size) {
-    auto it = pool.lower_bound(size);
-    if (it == pool.end() || it->first > 2 * size) return nullptr;
-    Block* b = it->second;
-    pool.erase(it);
-    return b;
   }
 
   void release_cached(int dev, int64_t pool_id = 0) {
@@ -294,14 +292,15 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
     auto& pool = pools_[dev][pool_id];
     auto& s = stats_[dev];
     for (auto& kv : pool) {
-      Block* b = kv.second;
-      catch_rt::free(b->dptr);
-      bool small = b->size <= kSmallSize;
-      update(s.reserved_bytes, b->size, small, false);
-      update(s.segment, 1, small, false);
-      s.num_device_free++;
-      trace(dev, "segment_free", reinterpret_cast<uintptr_t>(b->dptr), b->size, b->stream, nullptr);
-      delete b;
+      for (Block* b : kv.second) {
+        catch_rt::free(b->dptr);
+        bool small = b->size <= kSmallSize;
+        update(s.reserved_bytes, b->size, small, false);
+        update(s.segment, 1, small, false);
+        s.num_device_free++;
+        trace(dev, "segment_free", reinterpret_cast<uintptr_t>(b->dptr), b->size, b->stream, nullptr);
+        delete b;
+      }
     }
     pool.clear();
   }
@@ -342,9 +341,10 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
     for (int d = 0; d < kMaxDevices; ++d) {
       for (auto& pool : pools_[d]) {
         for (auto& kv : pool.second) {
-          Block* b = kv.second;
-          out.push_back({b->device, reinterpret_cast<uintptr_t>(b->dptr), b->size, 0, false, b->stream, nullptr,
-                         pool.first});
+          for (Block* b : kv.second) {
+            out.push_back({b->device, reinterpret_cast<uintptr_t>(b->dptr), b->size, 0, false, b->stream, nullptr,
+                           pool.first});
+          }
         }
       }
     }
@@ -393,9 +393,25 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
   }
 
  private:
+  // Free blocks of one device by reserved size; a size's vector stays in the map when it empties, so the steady
+  // state of a training loop (the same sizes freed and taken again) allocates no map or list nodes.
+  using Pool = std::map<size_t, std::vector<Block*>>;
+
+  // The smallest cached block of at least `size` and at most twice it, taken out of `pool`; nullptr if none.
+  static Block* take_cached(Pool& pool, size_t size) {
+    for (auto it = pool.lower_bound(size); it != pool.end() && it->first <= 2 * size; ++it) {
+      if (!it->second.empty()) {
+        Block* b = it->second.back();
+        it->second.pop_back();
+        return b;
+      }
+    }
+    return nullptr;
+  }
+
   std::mutex mu_;
-  std::unordered_map<void*, Block*> active_;
-  std::map<int64_t, std::multimap<size_t, Block*>> pools_[kMaxDevices];  // pool id -> cached blocks
+  ska::flat_hash_map<void*, Block*> active_;  // open addressing: no node allocation per block handed out
+  std::map<int64_t, Pool> pools_[kMaxDevices];  // pool id (0: default, else a MemPool id) -> cached blocks
   std::map<int64_t, bool> live_pools_;  // MemPool id -> use_on_oom
   int64_t next_pool_ = 1;
   DeviceStats stats_[kMaxDevices];
@@ -436,6 +452,20 @@ void delete_host_view(void* host) {
   g_cpu_original->raw_deleter()(host);
 }
 
+// The deleter of the DataPtrs the shim hands out in host-kernel mode on device D: it names the device, so
+// adopt_host_block recognizes a block of its device without a lookup, and freeing needs no search over devices.
+template <int D>
+void delete_host_view_on(void* host) {
+  if (host == nullptr) return;
+  if (!the_allocator()->free_block(catch_rt::deviceAddress(host, D))) delete_host_view(host);
+}
+
+template <int... D>
+constexpr std::array<c10::DeleterFnPtr, sizeof...(D)> host_view_deleters(std::integer_sequence<int, D...>) {
+  return {&delete_host_view_on<D>...};
+}
+constexpr auto kHostViewDeleters = host_view_deleters(std::make_integer_sequence<int, kMaxDevices>{});
+
 class CPUShim final : public c10::Allocator {
  public:
   c10::DataPtr allocate(size_t n) override {
@@ -444,7 +474,7 @@ class CPUShim final : public c10::Allocator {
     void* dptr = the_allocator()->alloc_block(dev, n);
     void* host = dptr == nullptr ? nullptr : catch_rt::mapHostUnchecked(dptr);
     // context == data: CPU code may pair raw_allocate with raw_deleter.
-    return {host, host, &delete_host_view, c10::Device(c10::DeviceType::CPU)};
+    return {host, host, kHostViewDeleters[dev], c10::Device(c10::DeviceType::CPU)};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &delete_host_view; }
   void copy_data(void* dest, const void* src, std::size_t count) const override {
@@ -555,6 +585,8 @@ class PinnedAllocator final : public c10::Allocator {
 
 c10::DeviceAllocator* device_allocator() { return the_allocator(); }
 
+bool is_allocator_block(const c10::DataPtr& p) { return p.get_deleter() == &delete_device_ptr; }
+
 void empty_cache() { the_allocator()->emptyCache({0, 0}); }
 
 void set_memory_fraction(double fraction, c10::DeviceIndex device) {
@@ -657,10 +689,14 @@ std::pair<int64_t, int> exchange_thread_pool(int64_t id, int device) {
 }
 
 bool adopt_host_block(c10::DataPtr& p, c10::DeviceIndex device) {
-  if (p.get_deleter() != &delete_host_view || p.get() == nullptr) return false;
+  if (p.get() == nullptr || device < 0 || device >= kMaxDevices) return false;
+  c10::DeleterFnPtr deleter = p.get_deleter();
   void* dptr = catch_rt::deviceAddress(p.get(), device);
-  if (!the_allocator()->owns(dptr)) return false;  // allocated for another device
-  bool released = p.compare_exchange_deleter(&delete_host_view, &c10::detail::deleteNothing);
+  if (deleter != kHostViewDeleters[device]) {
+    // A raw_allocate'd block wrapped again with the shim's raw deleter: ask the allocator.
+    if (deleter != &delete_host_view || !the_allocator()->owns(dptr)) return false;  // not ours / another device
+  }
+  bool released = p.compare_exchange_deleter(deleter, &c10::detail::deleteNothing);
   TORCH_INTERNAL_ASSERT(released);
   p = c10::DataPtr(dptr, dptr, &delete_device_ptr, c10::Device(kMLU, device));
   return true;

@@ -47,6 +47,9 @@ c10::Stream new_stream(c10::DeviceIndex d);
 
 // ---- caching allocator (allocator.cpp) -------------------------------------------
 c10::DeviceAllocator* device_allocator();
+// True if `p` is a live block handed out by the caching allocator (its deleter is the allocator's): its host view
+// needs no validation by the runtime.
+bool is_allocator_block(const c10::DataPtr& p);
 void empty_cache();
 // Pinned host memory (hooks: getPinnedMemoryAllocator).
 c10::Allocator* host_allocator();

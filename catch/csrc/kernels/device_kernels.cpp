@@ -17,6 +17,7 @@
 // calls per op (torch.mlu.fallback_report()); CATCH_FALLBACK_STRICT=1 turns a
 // fallback into an error naming the op.
 #include <ATen/EmptyTensor.h>
+#include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/CPUFallback.h>
@@ -27,9 +28,11 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -69,7 +72,12 @@ struct HostCall {
     auto* impl = ds.unsafeGetStorageImpl();
     size_t nbytes = impl->nbytes();
     void* host = nullptr;
-    MLU_CHECK(catch_rt::mapHost(impl->data_ptr().get(), nbytes, &host));
+    const c10::DataPtr& dp = impl->data_ptr();
+    if (is_allocator_block(dp)) {
+      host = catch_rt::mapHostUnchecked(dp.get());  // a live block of ours: no registry lookup
+    } else {
+      MLU_CHECK(catch_rt::mapHost(dp.get(), nbytes, &host));
+    }
     c10::Storage hs(c10::Storage::use_byte_size_t(), nbytes, c10::DataPtr(host, c10::Device(c10::kCPU)),
                     c10::GetCPUAllocator(), impl->resizable());
     storages.push_back({hs.unsafeGetStorageImpl(), ds});
@@ -77,6 +85,11 @@ struct HostCall {
   }
 
   at::Tensor host_view(const at::Tensor& t) {
+    for (auto& w : wrapped) {  // the same tensor twice (x * x, a.add_(a)): one host view, as CPU sees one tensor
+      if (w.second.unsafeGetTensorImpl() == t.unsafeGetTensorImpl()) {
+        return at::Tensor(c10::intrusive_ptr<c10::TensorImpl>::reclaim_copy(w.first));
+      }
+    }
     auto impl = c10::make_intrusive<c10::TensorImpl>(host_storage(t.storage()),
                                                      c10::DispatchKeySet(c10::DispatchKey::CPU), t.dtype());
     impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
@@ -96,10 +109,11 @@ struct HostCall {
     size_t nbytes = hs->nbytes();
     c10::DataPtr& hp = hs->_mutable_data_ptr_no_checks();
     c10::Storage ds;
-    if (adopt_host_block(hp, device)) {  // turns hp into the device DataPtr
-      ds = c10::Storage(c10::Storage::use_byte_size_t(), nbytes, std::move(hp), device_allocator(), true);
-      hs->set_data_ptr_noswap(c10::DataPtr(nullptr, c10::Device(c10::kCPU)));
-      hs->set_nbytes(0);
+    if (adopt_host_block(hp, device)) {
+      // hp (the storage's own DataPtr) is now the device DataPtr: the kernel's fresh storage becomes the mlu
+      // storage itself, without a second StorageImpl.
+      hs->set_allocator(device_allocator());
+      ds = c10::Storage(c10::intrusive_ptr<c10::StorageImpl>::reclaim_copy(hs));
     } else {
       // Not device memory (e.g. a CPU tensor argument handed back): copy, leave the host buffer alone.
       c10::DataPtr fresh = device_allocator()->allocate(nbytes);
@@ -288,7 +302,8 @@ void run_device_kernel(const c10::OperatorHandle& op, Stack* stack, HostFn call)
     // In order on the current queue: earlier queued work finishes first (catch_rt::runInline, spelled out).
     catch_rt::Queue* q = current_queue(hc.device);
     if (!catch_rt::queueIdle(q)) catch_rt::queueSync(q);
-    c10::DeviceGuard guard(c10::Device(kMLU, hc.device));
+    std::optional<c10::DeviceGuard> guard;  // most calls are on the current device already
+    if (current_device() != hc.device) guard.emplace(c10::Device(kMLU, hc.device));
     HostKernelScope scope;
     c10::impl::ExcludeDispatchKeyGuard below(c10::autograd_dispatch_keyset_with_ADInplaceOrView);
     call(op, stack);
@@ -384,6 +399,25 @@ void* data_of(const at::Tensor& t) {
          t.storage_offset() * static_cast<int64_t>(t.itemsize());
 }
 
+// A synchronous runtime memcpy, split over the intra-op threads when large (as the CPU copy kernel of a host
+// clone() is): a 256 MiB d.cpu() otherwise copies (and faults in its fresh pages) on one thread only.
+void copy_bytes(void* dst, const void* src, size_t bytes, catch_rt::MemcpyKind kind) {
+  constexpr size_t kChunk = size_t{1} << 20;
+  constexpr size_t kParallelFrom = 4 * kChunk;
+  if (bytes < kParallelFrom || at::get_num_threads() == 1 || at::in_parallel_region()) {
+    MLU_CHECK(catch_rt::memcpy(dst, src, bytes, kind));
+    return;
+  }
+  const int64_t chunks = static_cast<int64_t>((bytes + kChunk - 1) / kChunk);
+  at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      size_t off = static_cast<size_t>(c) * kChunk;
+      MLU_CHECK(catch_rt::memcpy(static_cast<char*>(dst) + off, static_cast<const char*>(src) + off,
+                                 std::min(kChunk, bytes - off), kind));
+    }
+  });
+}
+
 // copy_ for every pair involving mlu (mlu<->mlu, cpu->mlu, mlu->cpu). Plain
 // contiguous copies are runtime memcpys (asynchronous on the current queue when
 // non_blocking and the host side is pinned); others run the CPU copy kernel on
@@ -408,7 +442,7 @@ const at::Tensor& copy_impl(const at::Tensor& self, const at::Tensor& src, bool 
       if (kind != catch_rt::MemcpyKind::DeviceToDevice) record_host_use(data_of(host_side), q);
     } else {
       if (src_mlu && src.device().index() != dev) catch_rt::queueSync(current_queue(src.device().index()));
-      catch_rt::runInline(q, [&] { MLU_CHECK(catch_rt::memcpy(data_of(self), data_of(src), bytes, kind)); });
+      catch_rt::runInline(q, [&] { copy_bytes(data_of(self), data_of(src), bytes, kind); });
     }
     return self;
   }

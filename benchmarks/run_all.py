@@ -1,0 +1,357 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""The benchmark dashboard: every performance target of the project in one run, one table, one JSON file.
+
+Usage: python benchmarks/run_all.py [--quick] [--skip-compile] [--interface-check] [--compare OLD.json]
+       (or ``tox -e bench -- [options]``; the dependencies are listed in benchmarks/requirements.txt)
+
+Each row is a ratio ours / baseline measured side by side in this run (interleaved repetitions, best of them, so
+machine noise hits both alike), or for the interface check a time in seconds. Rows marked "CPU time" measure the
+CPU time of the calling thread (or of the child process) instead of wall time: on a loaded machine they stay
+steady where wall-clock ratios do not; they are cross-checks, the wall-clock rows are the targets:
+
+* eager mlu vs CPU (the code of ``bench_backend.py``): the digits CNN training step at 1 and 2 threads, a bigger
+  CNN (28x28 inputs), ``add`` of 64 elements, ``import torch`` with the mlu autoload vs without, a 256 MiB
+  ``d.cpu()`` vs a host ``a.clone()`` (both allocate their result);
+* graph mode (the code of ``bench_compile.py``): compiled / eager mlu for the transformer block (inference and
+  training step) and the digits CNN training step (``--skip-compile`` leaves them out; compiling takes minutes);
+* the native interface check, cold and ``--full-elf --full-api`` (``--interface-check``: needs the upstream wheel,
+  builds a combined wheel; see ``bench_wheel.py``).
+
+Prints the table (measure, baseline, ours, ratio, target, met) and the load average, and writes the rows as JSON to
+``benchmarks/results/<UTC time>.json`` (git-ignored). ``--compare OLD.json`` adds the old ratio and flags rows whose
+ratio grew by more than ``--tolerance`` (default 10 %) as regressions. Timing targets live here, never in tests.
+Exit status 0 (the table is a report; ``--strict`` makes a missed target or a regression exit 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+from rich.console import Console
+from rich.table import Table
+from torch import nn
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import bench_backend  # noqa: E402  (the workloads and the interleaved timing of the eager rows)
+
+
+@dataclass
+class Row:
+    """One measure: ``ours / baseline`` (kind "ratio") or ``ours`` in seconds (kind "seconds")."""
+
+    measure: str
+    baseline_label: str
+    baseline: float | None  # seconds
+    ours: float | None  # seconds
+    target: float  # ratio (or seconds) at most
+    kind: str = "ratio"
+    note: str = ""
+
+    @property
+    def value(self) -> float | None:
+        if self.ours is None:
+            return None
+        if self.kind == "seconds":
+            return self.ours
+        return None if not self.baseline else self.ours / self.baseline
+
+    @property
+    def met(self) -> bool | None:
+        return None if self.value is None else self.value <= self.target
+
+
+# ---- eager mlu vs CPU --------------------------------------------------------------------------------------------
+class BigCNN(nn.Module):
+    """The digits CNN's layers on 28x28 inputs (conv 1->16, conv 16->32, maxpool, linear 6272->64->10)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.Conv2d(16, 32, 3, padding=1),
+                                      nn.ReLU(), nn.MaxPool2d(2))
+        self.head = nn.Sequential(nn.Flatten(), nn.Linear(32 * 14 * 14, 64), nn.ReLU(), nn.Linear(64, 10))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.features(x))
+
+
+def big_cnn_step(device: str) -> Callable[[], object]:
+    torch.manual_seed(0)
+    model = BigCNN().to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    x = torch.rand(64, 1, 28, 28).to(device)
+    y = torch.randint(0, 10, (64,)).to(device)
+    loss_fn = nn.CrossEntropyLoss()
+
+    def step() -> float:
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    return step
+
+
+def copy_out(nbytes: int, number: int, repeat: int) -> tuple[float, float]:
+    """(host ``a.clone()``, ``d.cpu()``) seconds for ``nbytes`` of float32, interleaved; both allocate their result."""
+    n = nbytes // 4
+    a = torch.rand(n)
+    d = a.to("mlu")
+    base, ours = float("inf"), float("inf")
+    for _ in range(3):
+        base = min(base, bench_backend.best_time(lambda: a.clone(), number, repeat, sync=False))
+        ours = min(ours, bench_backend.best_time(lambda: d.cpu(), number, repeat, sync=True))
+    return base, ours
+
+
+def thread_cpu_pair(make: Callable[[str], Callable[[], object]], number: int, repeat: int) -> tuple[float, float]:
+    """(cpu, mlu) best CPU seconds of the calling thread per call, interleaved. Steadier than wall time on a loaded
+    machine; meaningful at 1 intra-op thread, where all the work runs on this thread (backward included)."""
+    fns = {"cpu": make("cpu"), "mlu": make("mlu")}
+    best = {name: float("inf") for name in fns}
+    for fn in fns.values():
+        fn()
+    for _ in range(3 * repeat):
+        for name, fn in fns.items():
+            start = time.thread_time()
+            for _ in range(number):
+                fn()
+            best[name] = min(best[name], (time.thread_time() - start) / number)
+    torch.mlu.synchronize()
+    return best["cpu"], best["mlu"]
+
+
+def import_cpu_times(repeat: int) -> tuple[float, float]:
+    """Best CPU seconds (user + system) of ``python -c "import torch"``, (autoload off, autoload on), alternating."""
+    import resource
+
+    best = {False: float("inf"), True: float("inf")}
+    for _ in range(repeat):
+        for autoload in (False, True):
+            env = {"TORCH_DEVICE_BACKEND_AUTOLOAD": "1" if autoload else "0", "PATH": "/usr/bin:/bin"}
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run([sys.executable, "-c", "import torch"], check=True, env=env)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            best[autoload] = min(best[autoload], cpu)
+    return best[False], best[True]
+
+
+def eager_rows(quick: bool) -> list[Row]:
+    r = 2 if quick else 5
+    rows = []
+    threads = torch.get_num_threads()
+    for t in sorted({1, max(2, threads)}):
+        torch.set_num_threads(t)
+        cpu, mlu = bench_backend.pair(bench_backend.train_step, 10 if quick else 20, r)
+        rows.append(Row(f"digits CNN training step, batch 64, {t} thread{'s' if t > 1 else ''}", "cpu", cpu, mlu,
+                        1.10))
+    torch.set_num_threads(1)
+    cpu, mlu = thread_cpu_pair(bench_backend.train_step, 10 if quick else 20, r)
+    rows.append(Row("digits CNN training step, 1 thread, thread CPU time", "cpu", cpu, mlu, 1.10))
+    cpu, mlu = thread_cpu_pair(bench_backend.elementwise(64), 5000 if quick else 20000, r)
+    rows.append(Row("add, 64 elements, thread CPU time", "cpu", cpu, mlu, 1.20))
+    torch.set_num_threads(threads)
+    cpu, mlu = bench_backend.pair(big_cnn_step, 3 if quick else 5, r)
+    rows.append(Row("CNN training step, 28x28, batch 64", "cpu", cpu, mlu, 1.10, note="keep about 1.0"))
+    cpu, mlu = bench_backend.pair(bench_backend.elementwise(64), 5000 if quick else 20000, r)
+    rows.append(Row("add, 64 elements", "cpu", cpu, mlu, 1.20))
+    without, with_ = bench_backend.import_times(3 if quick else 7)
+    rows.append(Row("import torch, autoload on", "autoload off", without, with_, 1.05))
+    without, with_ = import_cpu_times(3 if quick else 7)
+    rows.append(Row("import torch, autoload on, CPU time", "autoload off", without, with_, 1.05))
+    base, ours = copy_out(256 << 20, 1 if quick else 2, 2 if quick else 3)
+    rows.append(Row("256 MiB d.cpu()", "host a.clone()", base, ours, 1.10))
+    return rows
+
+
+# ---- graph mode ------------------------------------------------------------------------------------------------
+def compile_rows(quick: bool) -> list[Row]:
+    import copy
+    from functools import partial
+
+    import bench_compile
+    import torch_mlu.compile  # noqa: F401  (the "mlu" backend)
+
+    reps = 10 if quick else 30
+    rows = []
+    for name, (model, x, loss_fn) in bench_compile.workloads("mlu").items():
+        if name == "transformer block":
+            eager = copy.deepcopy(model).eval()
+            compiled = torch.compile(copy.deepcopy(model).eval(), backend="mlu")
+            with torch.no_grad():
+                t = bench_compile.median_ms({"eager": partial(eager, x), "compiled": partial(compiled, x)}, reps)
+            rows.append(Row("graph mode, transformer block inference", "eager mlu", t["eager"][0] / 1e3,
+                            t["compiled"][0] / 1e3, 0.6))
+        eager = copy.deepcopy(model).train()
+        compiled = torch.compile(copy.deepcopy(model), backend="mlu")
+        steps = {
+            "eager": bench_compile.train_step(eager, torch.optim.SGD(eager.parameters(), lr=1e-3), x, loss_fn),
+            "compiled": bench_compile.train_step(compiled, torch.optim.SGD(compiled.parameters(), lr=1e-3), x,
+                                                 loss_fn),
+        }
+        t = bench_compile.median_ms(steps, reps)
+        rows.append(Row(f"graph mode, {name} training step", "eager mlu", t["eager"][0] / 1e3,
+                        t["compiled"][0] / 1e3, 0.6 if name == "transformer block" else 0.9))
+    return rows
+
+
+# ---- native interface check ----------------------------------------------------------------------------------------
+def interface_rows() -> list[Row]:
+    """Times ``scripts/check_native_interfaces.py`` on the upstream wheel and a combined wheel built from it."""
+    import tempfile
+
+    sys.path.insert(0, str(REPO / "src"))
+    from catch_tools.interfaces.check import run_check
+    from catch_tools.pin import load_pin
+    from catch_tools.upstream import release_wheel
+    from catch_tools.wheel.overlay import build_overlay
+    from catch_tools.wheel.simple import fake_backend_wheel
+
+    pin = load_pin()
+    upstream = release_wheel(pin.wheel_version)
+    with tempfile.TemporaryDirectory(prefix="bench-all-") as name:
+        tmp = Path(name)
+        (tmp / "patches").mkdir()
+        (tmp / "patches" / "series").write_text("")
+        combined = build_overlay(upstream_wheel=upstream, backend_wheel=fake_backend_wheel(tmp / "backend"),
+                                 series_dir=tmp / "patches", pin=pin, out_dir=tmp / "out").wheel
+        env_cache = os.environ.get("CATCH_CACHE")
+        os.environ["CATCH_CACHE"] = str(tmp / "cache")  # cold: nothing probed or unpacked yet
+        try:
+            start = time.perf_counter()
+            run_check(upstream, combined)
+            cold = time.perf_counter() - start
+        finally:
+            if env_cache is None:
+                os.environ.pop("CATCH_CACHE", None)
+            else:
+                os.environ["CATCH_CACHE"] = env_cache
+        cmd = [sys.executable, str(REPO / "scripts" / "check_native_interfaces.py"), "--full-elf", "--full-api",
+               str(upstream), str(combined)]
+        start = time.perf_counter()
+        subprocess.run(cmd, check=False, capture_output=True)
+        full = time.perf_counter() - start
+    return [Row("interface check, cold", "", None, cold, 5.0, kind="seconds"),
+            Row("interface check, --full-elf --full-api", "", None, full, 60.0, kind="seconds")]
+
+
+# ---- report --------------------------------------------------------------------------------------------------------
+def fmt_seconds(s: float | None) -> str:
+    if s is None:
+        return "-"
+    return f"{s * 1e3:.3f} ms" if s < 1 else f"{s:.2f} s"
+
+
+def fmt_value(row: Row) -> str:
+    if row.value is None:
+        return "not run"
+    return f"{row.value:.2f} s" if row.kind == "seconds" else f"{row.value:.2f}x"
+
+
+def load_old(path: Path) -> dict[str, float]:
+    data = json.loads(path.read_text())
+    return {r["measure"]: r["value"] for r in data["rows"] if r.get("value") is not None}
+
+
+def render(rows: list[Row], old: dict[str, float] | None, tolerance: float, title: str) -> tuple[Table, list[str]]:
+    table = Table(title=title)
+    cols = ["measure", "baseline", "ours", "ratio", "target", "met"] + (["before", "change"] if old else [])
+    for col in cols:
+        table.add_column(col, justify="left" if col == "measure" else "right")
+    regressions = []
+    for row in rows:
+        target = f"<= {row.target:g} s" if row.kind == "seconds" else f"<= {row.target:.2f}x"
+        met = "-" if row.met is None else ("yes" if row.met else "NO")
+        cells = [row.measure + (f" ({row.note})" if row.note else ""),
+                 f"{fmt_seconds(row.baseline)} {row.baseline_label}".strip(), fmt_seconds(row.ours),
+                 fmt_value(row), target, met]
+        if old is not None:
+            before = old.get(row.measure)
+            if before is None or row.value is None:
+                cells += ["-", "-"]
+            else:
+                change = row.value / before - 1
+                flag = " REGRESSION" if change > tolerance else ""
+                if flag:
+                    regressions.append(row.measure)
+                cells += [f"{before:.2f}", f"{change:+.0%}{flag}"]
+        table.add_row(*cells)
+    return table, regressions
+
+
+def git_commit() -> str:
+    out = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return out.stdout.strip() or "unknown"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (noisier, a few minutes)")
+    parser.add_argument("--skip-compile", action="store_true", help="leave out the graph-mode rows")
+    parser.add_argument("--interface-check", action="store_true",
+                        help="also time the native interface check (needs the upstream wheel; minutes)")
+    parser.add_argument("--compare", type=Path, metavar="OLD.json", help="a results file of an earlier run")
+    parser.add_argument("--tolerance", type=float, default=0.10, help="ratio growth counted as a regression")
+    parser.add_argument("--out", type=Path, help="JSON file to write (default benchmarks/results/<time>.json)")
+    parser.add_argument("--strict", action="store_true", help="exit 1 on a missed target or a regression")
+    args = parser.parse_args(argv)
+    if args.compare is not None and not args.compare.is_file():
+        print(f"run_all.py: error: --compare: no such file: {args.compare}", file=sys.stderr)
+        return 2
+    old = load_old(args.compare) if args.compare else None
+
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    rows = eager_rows(args.quick)
+    if not args.skip_compile:
+        rows += compile_rows(args.quick)
+    if args.interface_check:
+        rows += interface_rows()
+    load_after = os.getloadavg()
+
+    title = (f"Catch benchmarks ({git_commit()}, {os.cpu_count()} cores, load average {load_before[0]:.1f} -> "
+             f"{load_after[0]:.1f}, {time.perf_counter() - started:.0f} s)")
+    table, regressions = render(rows, old, args.tolerance, title)
+    Console(width=170).print(table)
+
+    out = args.out or HERE / "results" / (datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ") + ".json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "commit": git_commit(),
+        "time_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "cores": os.cpu_count(),
+        "threads": torch.get_num_threads(),
+        "load_average_before": load_before,
+        "load_average_after": load_after,
+        "quick": args.quick,
+        "rows": [asdict(r) | {"value": r.value, "met": r.met} for r in rows],
+    }
+    out.write_text(json.dumps(payload, indent=2) + "\n")
+    print(f"results: {out}")
+    if regressions:
+        print("regressions: " + ", ".join(regressions))
+    missed = [r.measure for r in rows if r.met is False]
+    return 1 if args.strict and (missed or regressions) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
