@@ -414,8 +414,7 @@ class Rehearsal:
                                   capture_output=True, text=True, check=False).stdout
             if self.registry and self.registry in left:
                 problems.append(f"image store still has {self.registry} tags")
-        if (self.work / "pull-storage").exists() and self.podman:
-            subprocess.run([*self._fresh_podman(), "system", "reset", "--force"], capture_output=True, check=False)
+        # the fresh store is plain directories (vfs); unmount anything podman left mounted under the work directory
         for line in Path("/proc/mounts").read_text().splitlines():
             target = line.split()[1]
             if target.startswith(str(self.work)):
