@@ -114,7 +114,7 @@ build() {  # build NAME DOCKERFILE
     local file=$2 image="$registry/$1:$version" log="$logs/$1.log" start rc=0 old_id key reuse
     key=$(inputs_key "$1")
     if [ "${CATCH_REUSE_IMAGES:-0}" = 1 ]; then
-        reuse=$("${cli[@]}" images -q --no-trunc --filter "label=org.catch-mlu.inputs=$key" | head -n 1)
+        reuse=$("${cli[@]}" images -q --filter "label=org.catch-mlu.inputs=$key" | head -n 1)
         if [ -n "$reuse" ]; then
             "${cli[@]}" tag "$reuse" "$image"
             echo "image $image reused: $reuse has the same inputs ($key)"
