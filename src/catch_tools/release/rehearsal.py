@@ -245,7 +245,9 @@ class Rehearsal:
                    "PYTHON": sys.executable}
             out = _run(["bash", REPO_ROOT / "ci/scripts/publish_release.sh", tag, dist], env=env,
                        log=self.logs / "publish.log")
-            step.detail = f"{tag}: " + out.strip().splitlines()[0].split(" requires-python")[0]
+            if f"published {self.wheel.name} sha256 " not in out:
+                raise StepFailed(f"publish_release.sh did not publish {self.wheel.name}: {out.strip()[-300:]}")
+            step.detail = f"{tag} -> <index>/files/{self.wheel.name}"
 
     def index_page(self) -> None:
         assert self.wheel is not None
