@@ -99,6 +99,7 @@ inputs_key() {  # inputs_key NAME: sha256 of everything the image NAME is built 
 
 push() {  # push IMAGE NAME: push, then print the manifest digest the registry stored
     local digest
+    mkdir -p "$logs"
     if [ "$engine" = podman ]; then
         "${cli[@]}" push --digestfile "$logs/$2.digest" "$1"
         digest=$(cat "$logs/$2.digest")

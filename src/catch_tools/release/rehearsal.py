@@ -171,7 +171,6 @@ class Rehearsal:
         self.registry = ""  # 127.0.0.1:<port>
         self.registries_conf: Path | None = None
         self.pushed: dict[str, tuple[str, str]] = {}  # short name -> (image reference, digest)
-        self.tagged: list[str] = []  # loopback tags added to the default image store (removed at cleanup)
         self._user_env: dict[str, str] = {}
 
     # -- helpers ----------------------------------------------------------------------------------------------------
@@ -322,7 +321,6 @@ class Rehearsal:
                        log=self.logs / "push.log", timeout=3600)
             for ref, digest in re.findall(r"^pushed (\S+) (sha256:[0-9a-f]{64})$", out, flags=re.M):
                 self.pushed[ref.rsplit("/", 1)[1].split(":")[0]] = (ref, digest)
-                self.tagged.append(ref)
             if sorted(self.pushed) != ["catch", "catch-dev"]:
                 raise StepFailed(f"expected pushed digests of catch and catch-dev, got {sorted(self.pushed)}")
             reused = len(re.findall(r"^image \S+ reused", out, flags=re.M))
@@ -400,7 +398,9 @@ class Rehearsal:
     def cleanup(self, stack: contextlib.ExitStack) -> None:
         step = Step("cleanup: servers stopped, loopback tags removed, temp deleted")
         start = time.monotonic()
-        problems = []
+        problems: list[str] = []
+        timings: list[str] = []
+        t0 = time.monotonic()
         try:
             stack.close()  # stops the servers (SIGTERM, then SIGKILL)
         except Exception as err:  # noqa: BLE001 - reported in the table, cleanup goes on
@@ -409,22 +409,29 @@ class Rehearsal:
             with contextlib.suppress(ChildProcessError, ProcessLookupError):
                 os.kill(pid, 0)
                 problems.append(f"process {pid} still runs")
-        if self.tagged and self.podman:
-            for ref in self.tagged:
+        timings.append(f"servers {time.monotonic() - t0:.0f} s")
+        t0 = time.monotonic()
+        if self.registry and self.podman:  # every tag of the loopback registry, also of a push that failed
+            listing = [*self._store_podman(), "images", "--format", "{{.Repository}}:{{.Tag}}"]
+            mine = [ref for ref in subprocess.run(listing, capture_output=True, text=True, check=False
+                                                  ).stdout.split() if ref.startswith(f"{self.registry}/")]
+            for ref in mine:
                 subprocess.run([*self._store_podman(), "untag", ref, ref], capture_output=True, check=False)
-            left = subprocess.run([*self._store_podman(), "images", "--format", "{{.Repository}}"],
-                                  capture_output=True, text=True, check=False).stdout
-            if self.registry and self.registry in left:
+            left = subprocess.run(listing, capture_output=True, text=True, check=False).stdout
+            if f"{self.registry}/" in left:
                 problems.append(f"image store still has {self.registry} tags")
+            timings.append(f"tags {time.monotonic() - t0:.0f} s")
+        t0 = time.monotonic()
         # the fresh store is plain directories (vfs); unmount anything podman left mounted under the work directory
         for line in Path("/proc/mounts").read_text().splitlines():
             target = line.split()[1]
             if target.startswith(str(self.work)):
                 subprocess.run(["umount", "-l", target], capture_output=True, check=False)
         shutil.rmtree(self.work, ignore_errors=True)
+        timings.append(f"temp {time.monotonic() - t0:.0f} s")
         if self.work.exists():
             problems.append(f"{self.work} could not be removed")
-        step.result, step.detail = ("FAILED", "; ".join(problems)) if problems else ("ok", "")
+        step.result, step.detail = ("FAILED", "; ".join(problems)) if problems else ("ok", "; ".join(timings))
         step.seconds = time.monotonic() - start
         self.report.steps.append(step)
         self.on_step(step)
