@@ -11,7 +11,8 @@
 #   release  docker/Dockerfile     -> $CATCH_REGISTRY/catch:<torch>-catch<N>      (needs dist/torch-*catch*.whl: built
 #            with scripts/build_wheel.py when dist/ has none)
 #   --stage-only  only stage the build context (the pinned CPU torch wheel into docker/context/wheels) and stop
-#   --push        push the tags after building (release pipeline; log in to the registry first)
+#   --push        push the tags after building (release pipeline; log in to the registry first). Prints
+#                 "pushed <name> <digest>" (the manifest digest the registry stored) per image
 #
 # Environment:
 #   CATCH_REGISTRY       image name prefix (default ghcr.io/catch-mlu)
@@ -23,6 +24,10 @@
 #   CATCH_BUILD_FLAGS    extra build flags (default for podman: --isolation=chroot --layers=false: no daemon needed,
 #                        and one layer per stage instead of one per instruction, which vfs storage copies in full)
 #   CATCH_IMAGE_LOGS     directory for the build logs (default docker/context/logs)
+#   CATCH_REUSE_IMAGES   1: reuse an image of the store built from the same inputs instead of building again (every
+#                        build is labelled org.catch-mlu.inputs=<sha256 of its inputs: the sources, the staged or
+#                        combined wheel, the base>); used by the release rehearsal (tox -e release) after tox -e images
+#   CONTAINERS_REGISTRIES_CONF  (podman) registries.conf, e.g. one marking a loopback test registry insecure (HTTP)
 #
 # Each build ends with the smoke stage (docker/smoke.py: a training step on mlu); it is re-run on every build
 # (SMOKE_RUN build argument) even when the other layers come from the cache. A build whose log lacks the
@@ -77,9 +82,49 @@ ensure_combined_wheel() {
     "$py" scripts/build_wheel.py --out dist
 }
 
+inputs_key() {  # inputs_key NAME: sha256 of everything the image NAME is built from
+    {
+        echo "base=${CATCH_BASE:-}"
+        if [ "$1" = catch ]; then  # the release image's context: Dockerfile.dockerignore lets in only these
+            sha256sum docker/Dockerfile docker/Dockerfile.dockerignore constraints.txt docker/install_release.sh \
+                docker/smoke.py dist/torch-*catch*.whl
+        else  # the dev image's context: the project (committed tree, local changes, new files) + the staged wheel
+            git rev-parse 'HEAD^{tree}'
+            git diff HEAD --binary
+            git ls-files -z -o --exclude-standard -- . ':!docker/context' | xargs -0 -r sha256sum
+            ls docker/context/wheels
+        fi
+    } | sha256sum | cut -d' ' -f1
+}
+
+push() {  # push IMAGE NAME: push, then print the manifest digest the registry stored
+    local digest
+    mkdir -p "$logs"
+    if [ "$engine" = podman ]; then
+        "${cli[@]}" push --digestfile "$logs/$2.digest" "$1"
+        digest=$(cat "$logs/$2.digest")
+    else
+        "${cli[@]}" push "$1"
+        digest=$(docker image inspect --format '{{range .RepoDigests}}{{println .}}{{end}}' "$1" \
+                 | grep -F "${1%:*}@" | head -n 1 | cut -d@ -f2)
+    fi
+    echo "pushed $1 $digest"
+}
+
 build() {  # build NAME DOCKERFILE
-    local file=$2 image="$registry/$1:$version" log="$logs/$1.log" start rc=0 old_id
-    local args=(build -f "$file" -t "$image" --build-arg "SMOKE_RUN=$(date +%s%N)")
+    local file=$2 image="$registry/$1:$version" log="$logs/$1.log" start rc=0 old_id key reuse
+    key=$(inputs_key "$1")
+    if [ "${CATCH_REUSE_IMAGES:-0}" = 1 ]; then
+        reuse=$("${cli[@]}" images -q --filter "label=org.catch-mlu.inputs=$key" | head -n 1)
+        if [ -n "$reuse" ]; then
+            "${cli[@]}" tag "$reuse" "$image"
+            echo "image $image reused: $reuse has the same inputs ($key)"
+            [ $push -eq 0 ] || push "$image" "$1"
+            return 0
+        fi
+        echo "no image with the inputs of $image ($key) in the store: building it"
+    fi
+    local args=(build -f "$file" -t "$image" --label "org.catch-mlu.inputs=$key" --build-arg "SMOKE_RUN=$(date +%s%N)")
     [ -z "${CATCH_BASE:-}" ] || args+=(--build-arg "BASE=$CATCH_BASE")
     [ "$engine" = docker ] || args+=(--ignorefile "$file.dockerignore")
     mkdir -p "$logs"
@@ -102,9 +147,7 @@ build() {  # build NAME DOCKERFILE
         "${cli[@]}" rmi "$old_id" > /dev/null 2>&1 || true
     fi
     echo "image $image built in $(( $(date +%s) - start )) s"
-    if [ $push -eq 1 ]; then
-        "${cli[@]}" push "$image"
-    fi
+    [ $push -eq 0 ] || push "$image" "$1"
 }
 
 for target in "${targets[@]}"; do

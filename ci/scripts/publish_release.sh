@@ -3,12 +3,18 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-# Publish the combined wheel of a release tag as a GitHub release asset (the images are pushed by
-# docker/build_images.sh --push). The tag must name the wheel's version: v2.13.0-catch1 <-> torch-2.13.0+cpu.catch1.
+# Publish the combined wheel of a release tag: into the package index users `pip install` from, and as a GitHub
+# release asset (the images are pushed by docker/build_images.sh --push). The tag must name the wheel's version:
+# v2.13.0-catch1 <-> torch-2.13.0+cpu.catch1.
 #
 #   bash ci/scripts/publish_release.sh TAG DIST_DIR
 #
-# Needs the GitHub CLI (GH_TOKEN in the workflow). Re-running replaces the assets (--clobber).
+# Settings (environment):
+#   CATCH_INDEX_DIR   root of the static PEP 503 index the release serves (scripts/publish_index.py: files/ and
+#                     simple/ pages with #sha256= fragments and data-requires-python); unset: no index publishing.
+#                     A web server serves the directory; the rehearsal (tox -e release) serves it on 127.0.0.1
+#   CATCH_GH_RELEASE  1 (default): upload to the GitHub release of TAG (needs the GitHub CLI, GH_TOKEN in the
+#                     workflow; re-running replaces the assets: --clobber); 0: skip it (the rehearsal has no GitHub)
 # Exit status: 0 published, 2 bad input (tag and wheel disagree, no wheel), other: gh's.
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: publish_release.sh TAG DIST_DIR" >&2; exit 2; }
@@ -21,6 +27,13 @@ version=$(basename "$wheel" | cut -d- -f2)                 # 2.13.0+cpu.catch1
 want="v${version%%+*}-catch${version##*.catch}"            # v2.13.0-catch1
 [ "$tag" = "$want" ] || { echo "error: $wheel: version $version belongs to tag $want, not $tag" >&2; exit 2; }
 (cd "$dist" && sha256sum "$(basename "$wheel")" > SHA256SUMS)
+if [ -n "${CATCH_INDEX_DIR:-}" ]; then
+    "${PYTHON:-python3}" "$(dirname "$0")/../../scripts/publish_index.py" "$wheel" --index-dir "$CATCH_INDEX_DIR"
+fi
+if [ "${CATCH_GH_RELEASE:-1}" = 0 ]; then
+    echo "published $tag: $(basename "$wheel") (no GitHub release: CATCH_GH_RELEASE=0)"
+    exit 0
+fi
 if gh release view "$tag" > /dev/null 2>&1; then
     gh release upload "$tag" "$wheel" "$dist/SHA256SUMS" --clobber
 else
