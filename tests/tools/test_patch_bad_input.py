@@ -91,3 +91,11 @@ def test_file_where_a_directory_is_expected_and_back(small_tree: SmallTree, tmp_
         args += ["--pin", value]
     error = _one_line_error(run_script("apply_patches.py", *args))
     assert "is a file" in error or "is a directory" in error, error
+
+
+def test_patches_dir_without_manifest_is_fine_with_an_explicit_base(small_tree: SmallTree, run_script) -> None:
+    """The pin only locates the base: --base REF makes it unnecessary (benchmarks/bench_apply.py relies on it)."""
+    (small_tree.patches / "manifest.toml").unlink()
+    proc = run_script("apply_patches.py", "check", "--source", str(small_tree.root), "--patches-dir",
+                      str(small_tree.patches), "--base", "v2.13.0")
+    assert proc.returncode == 0, proc.stderr
