@@ -207,8 +207,14 @@ class _UnsupportedMeta(type):
         return f"<unsupported on mlu: {cls._entry.api}>"  # type: ignore[attr-defined]
 
 
-def _unsupported_stub(entry: ApiEntry) -> type:
-    return _UnsupportedMeta(entry.api.rsplit(".", 1)[1], (), {"_entry": entry, "__doc__": entry.message()})
+def _unsupported_stub(entry: ApiEntry, original: Any = None) -> type:
+    attrs: dict[str, Any] = {"_entry": entry, "__doc__": entry.message()}
+    # torch 2.15's Dynamo reads torch.cuda.use_mem_pool.__wrapped__ while it is imported (torch/_dynamo/variables/
+    # torch.py, new in 2.15): the stub keeps the real API's __wrapped__ so importing Dynamo works under transfer_to_mlu.
+    wrapped = getattr(original, "__wrapped__", None)
+    if wrapped is not None:
+        attrs["__wrapped__"] = wrapped
+    return _UnsupportedMeta(entry.api.rsplit(".", 1)[1], (), attrs)
 
 
 def _patch_api_table() -> None:
@@ -223,7 +229,7 @@ def _patch_api_table() -> None:
         except (ImportError, AttributeError):
             continue  # e.g. torch.distributed.* on a torch built without distributed
         if entry.status == "unsupported":
-            _set(owner, name, _unsupported_stub(entry))
+            _set(owner, name, _unsupported_stub(entry, getattr(owner, name, None)))
             continue
         target = pkgutil.resolve_name(entry.mlu)
         if entry.mlu in _TRANSLATING_CLASSES:
