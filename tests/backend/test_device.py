@@ -215,3 +215,23 @@ def test_cpu_scalar_operand_allowed_like_cuda():
     out = m * torch.tensor(2.0)  # 0-dim CPU tensors are scalars, as on CUDA
     assert out.device.type == "mlu"
     torch.testing.assert_close(out.cpu(), torch.full((3,), 2.0))
+
+
+def test_backward_runs_on_the_calling_thread():
+    # import torch_mlu turns autograd multithreading off for the importing thread: the backward of mlu tensors runs
+    # where it is called (as for CPU tensors), not on the engine's device thread; other threads keep the default,
+    # and set_multithreading_enabled(True) brings the device thread back.
+    import threading
+
+    def backward_thread(x: torch.Tensor) -> int:
+        seen: list[int] = []
+        x.register_hook(lambda g: seen.append(threading.get_ident()))
+        (x * x).sum().backward()
+        return seen[0]
+
+    x = torch.ones(4, device="mlu", requires_grad=True)
+    assert not torch.autograd.is_multithreading_enabled()
+    assert backward_thread(x) == threading.get_ident()
+    with torch.autograd.set_multithreading_enabled(True):
+        assert backward_thread(x) != threading.get_ident()
+    assert torch.equal(x.grad.cpu(), torch.full((4,), 4.0))
