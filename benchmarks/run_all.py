@@ -218,11 +218,13 @@ def interface_rows() -> list[Row]:
     import tempfile
 
     sys.path.insert(0, str(REPO / "src"))
+    sys.path.insert(0, str(REPO / "tests" / "tools"))  # test fixtures: fake wheels
+    from fake_wheels import fake_backend_wheel
+
     from catch_tools.interfaces.check import run_check
     from catch_tools.pin import load_pin
     from catch_tools.upstream import release_wheel
     from catch_tools.wheel.overlay import build_overlay
-    from catch_tools.wheel.simple import fake_backend_wheel
 
     pin = load_pin()
     upstream = release_wheel(pin.wheel_version)
