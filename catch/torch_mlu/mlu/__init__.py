@@ -164,7 +164,17 @@ _initialization_lock = threading.Lock()
 
 
 def _lazy_init() -> None:
-    """Run the calls queued by :func:`_lazy_call` (the runtime itself initializes when torch_mlu is imported)."""
+    """Called by PyTorch before the first mlu tensor of a process (``torch.utils`` device lazy init), and by
+    :func:`init`: runs the calls queued by :func:`_lazy_call` (the runtime itself initializes when torch_mlu is
+    imported).
+
+    Registers the fork handler (so children forked from here on are poisoned, as with CUDA), and in such a child
+    raises CUDA's error: the runtime's queue worker threads do not survive fork, so device work there could hang.
+    """
+    if _C._is_in_bad_fork():
+        raise RuntimeError("Cannot re-initialize MLU in forked subprocess. To use MLU with multiprocessing, you must "
+                           "use the 'spawn' start method")
+    _C._register_fork_handler()
     with _initialization_lock:
         calls, _queued_calls[:] = list(_queued_calls), []
     for call, where in calls:
@@ -272,18 +282,6 @@ def _is_in_bad_fork() -> bool:
     ``torch.manual_seed`` then leaves mlu alone (PrivateUse1 seeding protocol); :func:`_lazy_init` raises.
     """
     return _C._is_in_bad_fork()
-
-
-def _lazy_init() -> None:
-    """Called by PyTorch before the first mlu tensor of a process (``torch.utils`` device lazy init).
-
-    Registers the fork handler (so children forked from here on are poisoned, as with CUDA), and in such a child
-    raises CUDA's error: the runtime's queue worker threads do not survive fork, so device work there could hang.
-    """
-    if _C._is_in_bad_fork():
-        raise RuntimeError("Cannot re-initialize MLU in forked subprocess. To use MLU with multiprocessing, you must "
-                           "use the 'spawn' start method")
-    _C._register_fork_handler()
 
 
 def current_device() -> int:
