@@ -9,9 +9,10 @@
 #   bash scripts/test.sh                  # every env of tox.ini's env_list
 #   bash scripts/test.sh -e lint,docs     # any `tox run` arguments, e.g. -e ENV, --workdir DIR, -- PYTEST-ARGS
 #
-# It installs what it needs itself: tox into .tox/bootstrap/ (a virtual environment, made once), and, for env
-# `images`, podman and debootstrap from the distribution's packages when they are missing and this runs as root with
-# apt-get; otherwise `images` skips its tests and says why. The envs, their dependencies and the pip constraint
+# It installs what it needs itself: tox into .tox/bootstrap/ (a virtual environment, made once), and, for envs
+# `images` and `release`, podman, debootstrap and docker-registry (the CNCF distribution registry) from the
+# distribution's packages when they are missing and this runs as root with apt-get; otherwise those envs skip their
+# image steps and say why. The envs, their dependencies and the pip constraint
 # (constraints.txt: torch==2.13.0) live in tox.ini, so adding an env there needs no change here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +29,8 @@ if [ ! -x "$boot/bin/tox" ]; then
     "$boot/bin/python" -m pip install --quiet 'tox>=4'
 fi
 
-# Env images needs podman (daemonless builds) and debootstrap (its base image); the other envs need neither.
+# Envs images and release need podman (daemonless builds) and debootstrap (the base image); release also needs
+# docker-registry (a real OCI registry on 127.0.0.1). The other envs need none of them.
 wants_images() {
     local arg selected=""
     for arg in "$@"; do
@@ -37,7 +39,7 @@ wants_images() {
             -e|--env|-m|--labels|-f|--factors) selected=yes ;;
             -e*|--env=*) selected=yes ;;
         esac
-        case "$arg" in *images*) return 0 ;; esac
+        case "$arg" in *images*|*release*) return 0 ;; esac
     done
     [ -z "$selected" ]
 }
@@ -45,14 +47,15 @@ if wants_images "$@"; then
     missing=()
     command -v podman >/dev/null || missing+=(podman)
     command -v debootstrap >/dev/null || missing+=(debootstrap)
+    command -v docker-registry >/dev/null || missing+=(docker-registry)
     if [ ${#missing[@]} -gt 0 ]; then
         if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-            echo "test.sh: installing ${missing[*]} (apt-get) for env images"
+            echo "test.sh: installing ${missing[*]} (apt-get) for envs images and release"
             apt-get update -qq
             DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
         else
             echo "test.sh: ${missing[*]} missing and not installable here (needs root and apt-get):" \
-                 "env images will skip its tests"
+                 "envs images and release will skip their image steps"
         fi
     fi
 fi
