@@ -80,6 +80,10 @@ def _crash_point(name: str) -> None:
     _crash_counts[name] = _crash_counts.get(name, 0) + 1
     if _crash_counts[name] == int(nth or 1):
         sig = signal.SIGINT if os.environ.get("CATCH_REBASE_CRASH_SIGNAL") == "INT" else signal.SIGKILL
+        if sig == signal.SIGINT:
+            # A process started from a non-interactive shell's background job inherits SIGINT ignored, and Python
+            # then leaves it ignored: restore Ctrl-C's KeyboardInterrupt so the hook behaves as a real Ctrl-C.
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         os.kill(os.getpid(), sig)
 
 
