@@ -21,7 +21,7 @@ def _free_port() -> int:
 
 
 SCRIPT = textwrap.dedent("""
-    import os, warnings, torch, torch.distributed as dist
+    import os, sys, warnings, torch, torch.distributed as dist
     from torch import nn
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT="{port}", RANK="0", WORLD_SIZE="1")
     dist.init_process_group("cncl")
@@ -39,6 +39,7 @@ SCRIPT = textwrap.dedent("""
         print(key, data.get(key, -1))
     print("time-stats-warning", any("Time stats" in str(w.message) for w in caught))
     dist.destroy_process_group()
+    sys.stdout.flush()  # os._exit skips the flush of a piped (block-buffered) stdout
     os._exit(0)
 """)
 

@@ -108,7 +108,10 @@ def test_served_predictions_match_the_model_on_both_devices():
 def test_serve_mode_answers_until_interrupted():
     proc = subprocess.Popen([sys.executable, str(EXAMPLES / "serve_inference.py"), "--device", "mlu", "--serve",
                              "--steps", "3", "--requests", "1", "--threads", "1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+                            # Ctrl-C must reach the demo even when this runs from a job that ignores SIGINT (a
+                            # background job of a non-interactive shell): Python then keeps it ignored.
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert proc.stdout is not None
         url = next(re.search(r"http://127\.0\.0\.1:\d+", line).group(0)
