@@ -32,6 +32,7 @@ from typing import IO
 from packaging.version import InvalidVersion, Version
 
 from catch_tools.errors import UserError
+from catch_tools.gitcli import run_git
 from catch_tools.paths import cache_dir
 
 #: Top-level directories of the wheel whose ``*.py`` files are taken (they sit at the same paths in the source tree).
@@ -203,10 +204,7 @@ def extract_python_tree(wheel: Path, dest: Path) -> str | None:
 
 
 def _git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env, check=False)
-    if proc.returncode != 0:
-        raise RuntimeError(f"git {' '.join(args)} failed in {repo}: {proc.stderr.strip()}")
-    return proc.stdout
+    return run_git(repo, *args, env=env).stdout.decode("utf-8", "replace")
 
 
 def upstream_repo(versions: Sequence[str]) -> Path:
@@ -257,7 +255,7 @@ def _build(repo: Path, ordered: Sequence[Version], wheels: Sequence[Path]) -> No
         commit = extract_python_tree(wheel, repo)
         _git(repo, "add", "-A")
         date = f"{1_700_000_000 + index * 86_400} +0000"
-        env = {**os.environ, **_IDENTITY, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+        env = {**_IDENTITY, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
         message = f"PyTorch v{version.public}\n\nPython files of {wheel.name}; upstream commit {commit or 'unknown'}.\n"
         _git(repo, "commit", "-q", "--allow-empty", "-m", message, env=env)
         _git(repo, "tag", f"v{version.public}", env=env)
@@ -270,8 +268,8 @@ def clone_upstream(versions: Sequence[str], dest: Path) -> Path:
     The clone has all release tags and ``main`` checked out at the newest release.
     """
     src = upstream_repo(versions)
-    subprocess.run(["git", "clone", "-q", "--no-hardlinks" if os.environ.get("CATCH_NO_HARDLINKS") else "--local",
-                    str(src), str(dest)], check=True, capture_output=True)
+    run_git(Path.cwd(), "clone", "-q", "--no-hardlinks" if os.environ.get("CATCH_NO_HARDLINKS") else "--local",
+            str(src), str(dest))
     _git(dest, "fetch", "-q", "--tags", "origin")
     return dest
 
