@@ -50,9 +50,9 @@ from catch_tools.patches.gitrepo import (
 )
 from catch_tools.patches.model import Patch
 from catch_tools.patches.parse import display_path
-from catch_tools.patches.progress import progress_bar
 from catch_tools.patches.series import load_series
 from catch_tools.pin import Pin
+from catch_tools.progress import progress as progress_display
 
 
 class GitTreeReader:
@@ -93,10 +93,9 @@ class ApplyResult:
 
 def simulate_with_progress(patches: list[Patch], reader: GitTreeReader, *, report_fuzz: bool = False,
                            progress: bool | None = None) -> list[PatchOutcome]:
-    with progress_bar("applying in memory", len(patches), enabled=progress) as bar:
+    with progress_display("applying in memory", len(patches), enabled=progress) as bar:
         def tick(_: PatchOutcome) -> None:
-            if bar is not None:
-                bar.advance(bar.task_ids[0])
+            bar.advance()
 
         return simulate(patches, reader, report_fuzz=report_fuzz, on_patch=tick)
 

@@ -25,13 +25,15 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-
-import git
+from typing import TYPE_CHECKING
 
 from catch_tools.errors import UserError
 from catch_tools.gitcli import git_env as git_env  # re-exported: the patch engine's modules import it from here
 from catch_tools.gitcli import git_out, run_git
 from catch_tools.pin import Pin, load_pin
+
+if TYPE_CHECKING:
+    import git
 
 REF_BASE = "refs/patches/base"
 REF_APPLIED = "refs/patches/applied"
@@ -97,6 +99,8 @@ def open_target(source: Path) -> Target:
     if not source.is_dir():
         raise UserError("source tree does not exist (for the pytorch/ submodule run "
                         "`git submodule update --init pytorch`, or pass --source DIR)", path=str(source))
+    import git  # here, not at module level: GitPython's import is ~70 ms of every CLI start-up (status, lint, help)
+
     try:
         repo = git.Repo(source)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
