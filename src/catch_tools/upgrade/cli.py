@@ -46,8 +46,8 @@ def _parser() -> argparse.ArgumentParser:
     p = clikit.parser("upgrade.py", paragraphs[0], EXAMPLES,
                       epilog=" ".join(x.replace("\n", " ") for x in paragraphs[3:]).strip())
     p.add_argument("command", nargs="?", choices=["status"], help="status: the report of the last run, nothing run")
-    p.add_argument("--project", type=Path, help="Catch checkout (default: this repository)")
-    p.add_argument("--work", type=Path, help="work directory (default: <cache>/upgrade/<release>)")
+    p.add_argument("--project", metavar="DIR", type=Path, help="Catch checkout (default: this repository)")
+    p.add_argument("--work", metavar="DIR", type=Path, help="work directory (default: <cache>/upgrade/<release>)")
     p.add_argument("--from", dest="start", choices=list(steps.STEPS), help="rerun from this step on")
     p.add_argument("--demo-epochs", type=int, default=3, help="epochs of the digits demo (default 3)")
     p.add_argument("--report", type=Path, metavar="PATH", help="also write PATH.md and PATH.json")
