@@ -42,8 +42,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from catch_tools.gitcli import run_git  # noqa: E402
 from catch_tools.patches import apply_to_git, check_series  # noqa: E402
-from catch_tools.patches.gitrepo import git_env  # noqa: E402
 from catch_tools.paths import cache_dir  # noqa: E402
 from catch_tools.pin import load_pin  # noqa: E402
 from catch_tools.upstream import upstream_repo  # noqa: E402
@@ -52,8 +52,7 @@ ENV_AM = {"GIT_COMMITTER_NAME": "Catch Patches", "GIT_COMMITTER_EMAIL": "patches
 
 
 def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True,
-                          env=git_env(env)).stdout.strip()
+    return run_git(cwd, *args, env=env).stdout.decode().strip()
 
 
 def make_series(repo: Path, tag: str, out: Path, count: int, seed: int = 13) -> list[Path]:
@@ -86,7 +85,7 @@ def make_series(repo: Path, tag: str, out: Path, count: int, seed: int = 13) -> 
 def reset(repo: Path, tag: str) -> None:
     git(repo, "checkout", "-q", "--detach", "--force", tag)
     for ref in ("refs/patches/base", "refs/patches/applied"):
-        subprocess.run(["git", "update-ref", "-d", ref], cwd=repo, check=False, env=git_env())
+        run_git(repo, "update-ref", "-d", ref, check=False)
 
 
 def timed(fn) -> float:
@@ -109,8 +108,7 @@ def measure_am(count: int = 200, rounds: int = 3) -> dict[str, object]:
         files = make_series(gen, pin.tag, series, count)
 
         def run_am() -> None:
-            subprocess.run(["git", "am", "-q", "-k", "--committer-date-is-author-date", *map(str, files)], cwd=am,
-                           check=True, env=git_env(ENV_AM))
+            run_git(am, "am", "-q", "-k", "--committer-date-is-author-date", *map(str, files), env=ENV_AM)
 
         def run_ours_cli() -> None:
             subprocess.run([sys.executable, str(ROOT / "scripts/apply_patches.py"), "apply", "--source", str(ours),
