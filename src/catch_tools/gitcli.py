@@ -7,7 +7,8 @@ Every command runs with the user's global/system configuration disabled (``GIT_C
 ``GIT_CONFIG_NOSYSTEM=1``, git(1) ENVIRONMENT) and ``LC_ALL=C``, so personal settings cannot change commit ids,
 exported bytes or the messages parsed; ``GIT_DIR``/``GIT_WORK_TREE``/``GIT_INDEX_FILE`` of the caller are dropped so a
 command acts on the repository at ``cwd``. A failure becomes a one-line :class:`~catch_tools.errors.UserError`
-quoting git's last stderr line. GitPython (``git.Repo``) is used on top of it where a persistent ``cat-file`` helps.
+quoting git's last stderr line. :class:`BlobReader` keeps one ``git cat-file --batch`` process for reading many
+blobs (the patch engine reads every file a series touches); GitPython's ``git.Repo`` is used only by the rebase.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
+import weakref
 from pathlib import Path
 
 from catch_tools.errors import UserError
@@ -56,3 +58,47 @@ def try_git(cwd: Path, *args: str, input: bytes | None = None,
     """``run_git(..., check=False)``: the caller reads ``returncode`` (a missing ref, a directory that is no
     repository)."""
     return run_git(cwd, *args, input=input, check=False, env=env)
+
+
+class BlobReader:
+    """Blob contents by object id through one persistent ``git cat-file --batch`` in ``cwd`` (started on first use,
+    stopped by :meth:`close` or when the reader is collected), as GitPython's ``odb.stream`` does without its import.
+
+    Raises:
+        KeyError: from :meth:`read`, for an object id the repository lacks.
+    """
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def read(self, sha: str) -> bytes:
+        """The bytes of object ``sha`` (40 hex digits)."""
+        if self._proc is None:
+            self._proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=self.cwd, stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, env=git_env())
+            weakref.finalize(self, BlobReader._stop, self._proc)
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._proc.stdin.write(sha.encode("ascii") + b"\n")
+        self._proc.stdin.flush()
+        header = self._proc.stdout.readline().split()  # <sha> <type> <size>, or <name> missing
+        if len(header) != 3:
+            raise KeyError(sha)
+        data = self._proc.stdout.read(int(header[2]))
+        self._proc.stdout.read(1)  # the LF after the contents
+        return data
+
+    def close(self) -> None:
+        """Stop the ``cat-file`` process (a later :meth:`read` starts another)."""
+        if self._proc is not None:
+            BlobReader._stop(self._proc)
+            self._proc = None
+
+    @staticmethod
+    def _stop(proc: subprocess.Popen[bytes]) -> None:
+        if proc.poll() is None:
+            assert proc.stdin is not None
+            proc.stdin.close()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()

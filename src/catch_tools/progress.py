@@ -30,9 +30,12 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from rich.progress import Progress
+    from rich.progress import Progress, TaskID
 
 log = logging.getLogger("catch_tools.progress")
+
+#: The display being drawn, if any (rich draws one live display at a time; nested calls add a line to it).
+_active: Progress | None = None
 
 #: Below this many counted steps no bar is shown even on a terminal (the run is short).
 MIN_STEPS = 20
@@ -50,23 +53,24 @@ class Reporter:
     """Handle of one running :func:`progress` display; every method is a no-op display-wise when it is not shown
     (lines then go to the log at INFO)."""
 
-    def __init__(self, bar: Progress | None) -> None:
+    def __init__(self, bar: Progress | None, task: TaskID | None = None) -> None:
         self.bar = bar
+        self.task = task
 
     @property
     def completed(self) -> float:
         """Steps counted so far (0 when not shown)."""
-        return self.bar.tasks[0].completed if self.bar is not None else 0
+        return next((t.completed for t in self.bar.tasks if t.id == self.task), 0) if self.bar is not None else 0
 
     def advance(self, steps: int = 1) -> None:
         """Count ``steps`` more done."""
-        if self.bar is not None:
-            self.bar.advance(self.bar.task_ids[0], steps)
+        if self.bar is not None and self.task is not None:
+            self.bar.advance(self.task, steps)
 
     def step(self, text: str) -> None:
         """Say what is being done now (replaces the description; transient)."""
-        if self.bar is not None:
-            self.bar.update(self.bar.task_ids[0], description=text)
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, description=text)
         log.debug("%s", text)
 
     def line(self, text: str) -> None:
@@ -94,10 +98,19 @@ def progress(description: str, total: int | None = None, *, enabled: bool | None
     """Show progress of ``description`` (``total`` counted steps, or None for a spinner) while the block runs.
 
     ``enabled`` forces it on or off (default: :func:`shown`). A known ``total`` below :data:`MIN_STEPS` shows
-    nothing: such a run is over before a bar helps. Always yields a :class:`Reporter`.
+    nothing: such a run is over before a bar helps. Always yields a :class:`Reporter`. Inside another running
+    display (a download inside an upgrade step) it is one more line of that display, removed when the block ends.
     """
+    global _active
     if not shown(enabled) or (total is not None and total < MIN_STEPS):
         yield Reporter(None)
+        return
+    if _active is not None:
+        task = _active.add_task(description, total=total)
+        try:
+            yield Reporter(_active, task)
+        finally:
+            _active.remove_task(task)
         return
     # Imported here: rich costs start-up time that non-interactive runs (CI, pipes) do not need.
     from rich.console import Console
@@ -107,5 +120,8 @@ def progress(description: str, total: int | None = None, *, enabled: bool | None
     if total is not None:
         columns += [BarColumn(), MofNCompleteColumn()]
     with Progress(*columns, TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
-        bar.add_task(description, total=total)
-        yield Reporter(bar)
+        _active = bar
+        try:
+            yield Reporter(bar, bar.add_task(description, total=total))
+        finally:
+            _active = None

@@ -34,6 +34,7 @@ from packaging.version import InvalidVersion, Version
 from catch_tools.errors import UserError
 from catch_tools.gitcli import run_git
 from catch_tools.paths import cache_dir
+from catch_tools.progress import progress
 
 #: Top-level directories of the wheel whose ``*.py`` files are taken (they sit at the same paths in the source tree).
 PY_ROOTS = ("torch", "torchgen", "functorch")
@@ -63,8 +64,9 @@ def release_wheel(version: str) -> Path:
 
     Uses ``pip download --no-deps`` with the machine's indexes and find-links but without any constraint
     (:func:`unconstrained_pip_env`: the project's ``PIP_CONSTRAINT`` pins the release Catch installs, not the releases
-    it fetches to compare or rebase onto), into ``<cache>/wheels``. While pip downloads (~540 MB), one progress line
-    with the megabytes received and the rate goes to stderr every few seconds. Raises UserError when pip cannot get it.
+    it fetches to compare or rebase onto), into ``<cache>/wheels``. It says on stderr that it downloads (~540 MB) and,
+    when done, how long it took; in between, on a terminal, the megabytes received and the rate
+    (:mod:`catch_tools.progress`). Raises UserError when pip cannot get it.
     """
     wheels = cache_dir() / "wheels"
     wheels.mkdir(parents=True, exist_ok=True)
@@ -135,18 +137,18 @@ def _pip_download(version: str, dest: Path, every: float = 5.0) -> tuple[int, st
                    threading.Thread(target=read_stderr, args=(proc.stderr,), daemon=True)]
         for reader in readers:
             reader.start()
-        while True:
-            try:
-                proc.wait(timeout=every)
-                break
-            except subprocess.TimeoutExpired:
-                got = _tree_size(Path(tmp))
-                elapsed = time.monotonic() - start
-                of = f" of {total[-1] / 1e6:.0f} MB" if total else ""
-                print(f"  torch=={version}: {got / 1e6:.0f} MB{of}, {got / 1e6 / elapsed:.1f} MB/s, "
-                      f"{elapsed:.0f} s", file=sys.stderr, flush=True)
-        for reader in readers:
-            reader.join(timeout=10)
+        with progress(f"downloading torch=={version}") as shown:
+            while True:
+                try:
+                    proc.wait(timeout=every)
+                    break
+                except subprocess.TimeoutExpired:
+                    got = _tree_size(Path(tmp))
+                    elapsed = time.monotonic() - start
+                    of = f" of {total[-1] / 1e6:.0f} MB" if total else ""
+                    shown.step(f"downloading torch=={version}: {got / 1e6:.0f} MB{of}, {got / 1e6 / elapsed:.1f} MB/s")
+            for reader in readers:
+                reader.join(timeout=10)
         if proc.returncode == 0:
             size = sum(w.stat().st_size for w in dest.glob(f"torch-{version}*.whl"))
             print(f"  torch=={version}: done, {size / 1e6:.0f} MB in {time.monotonic() - start:.0f} s",

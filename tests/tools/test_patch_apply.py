@@ -322,6 +322,12 @@ def test_progress_is_quiet_without_a_terminal_or_with_q(caplog: pytest.LogCaptur
         assert bar.completed == 1
     with progress("x", 3, enabled=True) as bar:
         assert bar.bar is None
+    with progress("upgrade", enabled=True) as outer:  # a nested operation is one more line of the same display
+        with progress("download", 100, enabled=True) as inner:
+            inner.advance(2)
+            assert inner.bar is outer.bar and outer.bar is not None and len(outer.bar.tasks) == 2
+            assert inner.completed == 2 and outer.completed == 0
+        assert len(outer.bar.tasks) == 1
     logger = logging.getLogger("catch_tools")
     old = logger.level
     logger.setLevel(logging.ERROR)  # -q

@@ -56,7 +56,7 @@ from catch_tools.progress import progress as progress_display
 
 
 class GitTreeReader:
-    """The tree of one commit, read through ``git ls-tree`` and GitPython's persistent ``git cat-file --batch``."""
+    """The tree of one commit, read through ``git ls-tree`` and a persistent ``git cat-file --batch``."""
 
     def __init__(self, target: Target, commit: str):
         self.target = target
@@ -74,7 +74,7 @@ class GitTreeReader:
 
     def read(self, path: str) -> FileState:
         mode, sha = self.entries[path]
-        return mode, self.target.repo.odb.stream(bytes.fromhex(sha)).read()
+        return mode, self.target.blobs.read(sha)
 
 
 @dataclass

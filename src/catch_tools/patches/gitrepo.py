@@ -25,15 +25,11 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from catch_tools.errors import UserError
+from catch_tools.gitcli import BlobReader, git_out, run_git
 from catch_tools.gitcli import git_env as git_env  # re-exported: the patch engine's modules import it from here
-from catch_tools.gitcli import git_out, run_git
 from catch_tools.pin import Pin, load_pin
-
-if TYPE_CHECKING:
-    import git
 
 REF_BASE = "refs/patches/base"
 REF_APPLIED = "refs/patches/applied"
@@ -52,7 +48,7 @@ class Target:
 
     root: Path
     git_dir: Path
-    repo: git.Repo
+    blobs: BlobReader
 
     @property
     def state_dir(self) -> Path:
@@ -99,16 +95,17 @@ def open_target(source: Path) -> Target:
     if not source.is_dir():
         raise UserError("source tree does not exist (for the pytorch/ submodule run "
                         "`git submodule update --init pytorch`, or pass --source DIR)", path=str(source))
-    import git  # here, not at module level: GitPython's import is ~70 ms of every CLI start-up (status, lint, help)
-
-    try:
-        repo = git.Repo(source)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise UserError("not a git work tree (use --target-dir for a plain directory)", path=str(source)) from None
-    if repo.bare or repo.working_tree_dir is None or Path(repo.working_tree_dir).resolve() != source.resolve():
+    proc = run_git(source, "rev-parse", "--is-bare-repository", "--absolute-git-dir", "--show-toplevel", check=False)
+    out = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if out[:1] == ["true"] or (proc.returncode == 0 and Path(out[2]).resolve() != source.resolve()):
         raise UserError("not the top directory of a git work tree: pass --source <the work tree's top directory>",
                         path=str(source))
-    target = Target(source.resolve(), Path(repo.git_dir).resolve(), repo)
+    if proc.returncode != 0:
+        why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        detail = "" if not why or "not a git repository" in why[0] else f" ({why[0].removeprefix('fatal: ')})"
+        raise UserError(f"not a git work tree{detail} (use --target-dir for a plain directory)", path=str(source))
+    root = source.resolve()
+    target = Target(root, Path(out[1]).resolve(), BlobReader(root))
     if target.head() is None:
         raise UserError("the repository has no commit", path=str(source))
     return target
