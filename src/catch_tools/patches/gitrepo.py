@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from catch_tools.errors import UserError
-from catch_tools.gitcli import BlobReader, git_out, run_git
+from catch_tools.gitcli import BlobReader, git_out, locate, run_git
 from catch_tools.gitcli import git_env as git_env  # re-exported: the patch engine's modules import it from here
 from catch_tools.pin import Pin, load_pin
 
@@ -95,17 +95,14 @@ def open_target(source: Path) -> Target:
     if not source.is_dir():
         raise UserError("source tree does not exist (for the pytorch/ submodule run "
                         "`git submodule update --init pytorch`, or pass --source DIR)", path=str(source))
-    proc = run_git(source, "rev-parse", "--is-bare-repository", "--absolute-git-dir", "--show-toplevel", check=False)
-    out = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
-    if out[:1] == ["true"] or (proc.returncode == 0 and Path(out[2]).resolve() != source.resolve()):
+    bare, git_dir, top, why = locate(source)
+    if bare or (top is not None and top != source.resolve()):
         raise UserError("not the top directory of a git work tree: pass --source <the work tree's top directory>",
                         path=str(source))
-    if proc.returncode != 0:
-        why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        detail = "" if not why or "not a git repository" in why[0] else f" ({why[0].removeprefix('fatal: ')})"
+    if top is None or git_dir is None:
+        detail = f" ({why})" if why else ""
         raise UserError(f"not a git work tree{detail} (use --target-dir for a plain directory)", path=str(source))
-    root = source.resolve()
-    target = Target(root, Path(out[1]).resolve(), BlobReader(root))
+    target = Target(top, git_dir, BlobReader(top))
     if target.head() is None:
         raise UserError("the repository has no commit", path=str(source))
     return target

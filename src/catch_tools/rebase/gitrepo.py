@@ -13,10 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import git
-
 from catch_tools.errors import UserError
-from catch_tools.gitcli import try_git
+from catch_tools.gitcli import locate, try_git
 
 #: Committer of every commit the rebase creates (the patch engine's identity); the committer date is the author date
 #: (``git am --committer-date-is-author-date``), authors and messages are kept from the patch.
@@ -43,18 +41,18 @@ class GitRepo:
     """A non-bare git work tree (the upstream PyTorch checkout or a clone of the wheel-built repository).
 
     Raises:
-        UserError: when ``path`` is not a git work tree.
+        UserError: when ``path`` is not the top of a git work tree (a bare repository, a subdirectory, no repository).
     """
 
     def __init__(self, path: Path) -> None:
-        try:
-            self.repo = git.Repo(path)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-            raise UserError("not a git checkout (use --source DIR for another upstream checkout)", path=path) from None
-        if self.repo.bare or self.repo.working_tree_dir is None:
+        bare, git_dir, top, why = locate(path) if path.is_dir() else (False, None, None, "")
+        if bare:
             raise UserError("a bare repository has no work tree to rebase in", path=path)
-        self.path = Path(self.repo.working_tree_dir)
-        self.git_dir = Path(self.repo.git_dir).resolve()
+        if top is None or git_dir is None or top != path.resolve():
+            detail = f" ({why})" if why else ""
+            raise UserError(f"not a git checkout{detail} (use --source DIR for another upstream checkout)", path=path)
+        self.path = top
+        self.git_dir = git_dir
 
     def run(self, *args: str, stdin: str | None = None, check: bool = True,
             env: dict[str, str] | None = None) -> GitResult:
