@@ -31,6 +31,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -92,6 +93,14 @@ def timed(fn) -> float:
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
+
+
+def timed_cpu(fn) -> tuple[float, float]:
+    """(wall seconds, CPU seconds user + system of the child processes ``fn`` ran and waited for)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = timed(fn)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def measure_am(count: int = 200, rounds: int = 3) -> dict[str, object]:
@@ -215,15 +224,17 @@ def measure_quilt(rounds: int = 3) -> dict[str, object] | None:
         def run_cli() -> None:
             subprocess.run(cli_cmd, env=cli_env, check=True, capture_output=True)
 
-        times: dict[str, list[float]] = {"quilt": [], "cli": []}
+        times: dict[str, list[float]] = {"quilt": [], "cli": [], "quilt_cpu": [], "cli_cpu": []}
         for warm in (True,) + (False,) * rounds:  # one untimed warm-up round (page cache, byte code)
-            t_quilt = timed(run_quilt)
+            t_quilt, c_quilt = timed_cpu(run_quilt)
             undo_quilt()
             reset(ours, "base")
-            t_cli = timed(run_cli)
+            t_cli, c_cli = timed_cpu(run_cli)
             if not warm:
                 times["quilt"].append(t_quilt)
                 times["cli"].append(t_cli)
+                times["quilt_cpu"].append(c_quilt)
+                times["cli_cpu"].append(c_cli)
         run_quilt()
         diff = subprocess.run(["diff", "-r", "-q", "--no-dereference", "-x", ".git", "-x", ".pc", str(top),
                                str(ours)], capture_output=True, text=True)
@@ -261,6 +272,8 @@ def main() -> int:
         print(f"(b) Debian pytorch 2.6.0+dfsg-7: {deb['patches']} patches")
         print(f"quilt push -a (baseline) : {qb['quilt']:.3f} s")
         print(f"ours, CLI (python start) : {qb['cli']:.3f} s   ratio {qb['cli'] / qb['quilt']:.2f}x (target <= 1.0)")
+        print(f"CPU time (user+sys), quilt {qb['quilt_cpu']:.3f} s, ours {qb['cli_cpu']:.3f} s: "
+              f"ratio {qb['cli_cpu'] / qb['quilt_cpu']:.2f}x (cross-check, steadier under load)")
         print(f"same tree as quilt       : {deb['same_tree']}")
     print(f"(best of {args.rounds} rounds; load average {load[0]:.1f} -> {load[1]:.1f})")
     return 0

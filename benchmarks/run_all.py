@@ -18,7 +18,8 @@ steady where wall-clock ratios do not; they are cross-checks, the wall-clock row
   training step) and the digits CNN training step (``--skip-compile`` leaves them out; compiling takes minutes);
 * the patch engine (the code of ``bench_apply.py``): applying a 200-patch series vs ``git am`` (library call), and
   ``scripts/apply_patches.py apply`` on Debian's 17-patch ``pytorch 2.6.0`` series vs ``quilt push -a`` (CLI with
-  interpreter start-up; needs ``apt-get install quilt``, else the row says "not run"; ``--skip-apply`` leaves both out);
+  interpreter start-up, and its CPU time as a cross-check; needs ``apt-get install quilt``, else the rows say "not
+  run"; ``--skip-apply`` leaves them out);
 * the native interface check, cold and ``--full-elf --full-api`` (``--interface-check``: needs the upstream wheel,
   builds a combined wheel; see ``bench_wheel.py``).
 
@@ -259,18 +260,22 @@ def interface_rows() -> list[Row]:
 
 # ---- patch engine --------------------------------------------------------------------------------------------------
 def apply_rows(quick: bool) -> list[Row]:
-    """The two targets of ``bench_apply.py``: engine vs ``git am`` on 200 patches, CLI vs ``quilt push -a``."""
+    """The two targets of ``bench_apply.py``: engine vs ``git am`` on 200 patches, CLI vs ``quilt push -a`` (wall
+    clock, the target, and the CPU time of the child processes as a cross-check that load does not swing)."""
     import bench_apply
 
     rounds = 2 if quick else 3
     am = bench_apply.measure_am(200, rounds)["best"]
     deb = bench_apply.measure_quilt(rounds)
     assert isinstance(am, dict)
-    quilt = deb["best"] if deb is not None else {"quilt": None, "cli": None}
+    quilt = deb["best"] if deb is not None else dict.fromkeys(("quilt", "cli", "quilt_cpu", "cli_cpu"))
     assert isinstance(quilt, dict)
+    note = "" if deb is not None else "quilt not installed"
     return [Row("apply 200 patches, library call", "git am", am["am"], am["lib"], 0.5),
             Row("apply Debian's 17 patches, CLI incl. start-up", "quilt push -a", quilt["quilt"], quilt["cli"], 1.0,
-                note="" if deb is not None else "quilt not installed")]
+                note=note),
+            Row("apply Debian's 17 patches, CLI, CPU time", "quilt push -a", quilt["quilt_cpu"], quilt["cli_cpu"],
+                1.0, note=note)]
 
 
 # ---- report --------------------------------------------------------------------------------------------------------
