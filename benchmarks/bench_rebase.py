@@ -17,10 +17,8 @@ Usage: ``python benchmarks/bench_rebase.py [--patches 200] [--seed 0]``. Uses th
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +29,7 @@ try:
 except ImportError:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from catch_tools.gitcli import run_git
 from catch_tools.patches import apply_to_git, export_series
 from catch_tools.paths import repo_root
 from catch_tools.pin import load_pin, manifest_path, update_pin
@@ -38,14 +37,13 @@ from catch_tools.rebase import Finished, Rebase
 from catch_tools.upstream import clone_upstream
 
 RELEASES = ["2.13.0", "2.14.0", "2.14.1", "2.15.0"]
-ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
-       "GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@catch.invalid", "GIT_AUTHOR_DATE": "1710000000 +0000",
+ENV = {"GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@catch.invalid", "GIT_AUTHOR_DATE": "1710000000 +0000",
        "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@catch.invalid",
        "GIT_COMMITTER_DATE": "1710000000 +0000"}
 
 
 def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=ENV, check=True, capture_output=True, text=True).stdout.strip()
+    return run_git(cwd, *args, env=ENV).stdout.decode().strip()
 
 
 def pick_edits(repo: Path, count: int, seed: int) -> list[tuple[str, int]]:

@@ -16,6 +16,10 @@ steady where wall-clock ratios do not; they are cross-checks, the wall-clock row
   ``d.cpu()`` vs a host ``a.clone()`` (both allocate their result);
 * graph mode (the code of ``bench_compile.py``): compiled / eager mlu for the transformer block (inference and
   training step) and the digits CNN training step (``--skip-compile`` leaves them out; compiling takes minutes);
+* the patch engine (the code of ``bench_apply.py``): applying a 200-patch series vs ``git am`` (library call), and
+  ``scripts/apply_patches.py apply`` on Debian's 17-patch ``pytorch 2.6.0`` series vs ``quilt push -a`` (CLI with
+  interpreter start-up, and its CPU time as a cross-check; needs ``apt-get install quilt``, else the rows say "not
+  run"; ``--skip-apply`` leaves them out);
 * the native interface check, cold and ``--full-elf --full-api`` (``--interface-check``: needs the upstream wheel,
   builds a combined wheel; see ``bench_wheel.py``).
 
@@ -254,6 +258,26 @@ def interface_rows() -> list[Row]:
             Row("interface check, --full-elf --full-api", "", None, full, 60.0, kind="seconds")]
 
 
+# ---- patch engine --------------------------------------------------------------------------------------------------
+def apply_rows(quick: bool) -> list[Row]:
+    """The two targets of ``bench_apply.py``: engine vs ``git am`` on 200 patches, CLI vs ``quilt push -a`` (wall
+    clock, the target, and the CPU time of the child processes as a cross-check that load does not swing)."""
+    import bench_apply
+
+    rounds = 2 if quick else 3
+    am = bench_apply.measure_am(200, rounds)["best"]
+    deb = bench_apply.measure_quilt(rounds)
+    assert isinstance(am, dict)
+    quilt = deb["best"] if deb is not None else dict.fromkeys(("quilt", "cli", "quilt_cpu", "cli_cpu"))
+    assert isinstance(quilt, dict)
+    note = "" if deb is not None else "quilt not installed"
+    return [Row("apply 200 patches, library call", "git am", am["am"], am["lib"], 0.5),
+            Row("apply Debian's 17 patches, CLI incl. start-up", "quilt push -a", quilt["quilt"], quilt["cli"], 1.0,
+                note=note),
+            Row("apply Debian's 17 patches, CLI, CPU time", "quilt push -a", quilt["quilt_cpu"], quilt["cli_cpu"],
+                1.0, note=note)]
+
+
 # ---- report --------------------------------------------------------------------------------------------------------
 def fmt_seconds(s: float | None) -> str:
     if s is None:
@@ -307,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (noisier, a few minutes)")
     parser.add_argument("--skip-compile", action="store_true", help="leave out the graph-mode rows")
+    parser.add_argument("--skip-apply", action="store_true", help="leave out the patch engine rows (bench_apply.py)")
     parser.add_argument("--interface-check", action="store_true",
                         help="also time the native interface check (needs the upstream wheel; minutes)")
     parser.add_argument("--compare", type=Path, metavar="OLD.json", help="a results file of an earlier run")
@@ -324,6 +349,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = eager_rows(args.quick)
     if not args.skip_compile:
         rows += compile_rows(args.quick)
+    if not args.skip_apply:
+        rows += apply_rows(args.quick)
     if args.interface_check:
         rows += interface_rows()
     load_after = os.getloadavg()

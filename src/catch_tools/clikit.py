@@ -2,20 +2,24 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """One command-line vocabulary for the scripts (``apply_patches.py``, ``build_wheel.py``,
-``check_native_interfaces.py``; ``rebase.py`` to follow).
+``check_native_interfaces.py``, ``rebase.py``, ``upgrade.py``).
 
 The same name for the same thing in every script:
 
-========================  ===================================================================
-``--patches-dir DIR``     the series directory (``patches/``)
-``--pin FILE``            the pin manifest (default: ``<patches-dir>/manifest.toml``)
-``--source DIR``          the PyTorch git work tree (default: the ``pytorch/`` submodule)
-``--target-dir DIR``      a plain directory (an unpacked wheel) instead of a git tree
-``--json``                machine-readable output on stdout
-``-v`` / ``-q``           more / less logging on stderr (``logging``; ``-vv`` shows every git command)
-========================  ===================================================================
+============================  ===================================================================
+``--patches-dir DIR``         the series directory (``patches/``)
+``--pin FILE``                the pin manifest (default: ``<patches-dir>/manifest.toml``)
+``--source DIR``              the PyTorch git work tree (default: the ``pytorch/`` submodule)
+``--target-dir DIR``          a plain directory (an unpacked wheel) instead of a git tree
+``--project DIR``             the Catch checkout (default: this repository)
+``--3way`` / ``--no-3way``    fall back to a 3-way merge when a patch does not apply
+``--report PATH``             also write the report to ``PATH.md`` and ``PATH.json``
+``--json``                    machine-readable output on stdout
+``-v`` / ``-q``               more / less logging on stderr (``logging``; ``-vv`` shows every git command)
+============================  ===================================================================
 
-``--help`` is plain text (no reStructuredText markup) and ends with examples.
+``--help`` is plain text (no reStructuredText markup) and ends with examples. Long operations show progress in one
+style (:mod:`catch_tools.progress`): on a terminal only, never under ``-q``.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ def plain(text: str) -> str:
 def parser(prog: str, description: str, examples: Sequence[str], *, epilog: str = "",
            parents: Sequence[argparse.ArgumentParser] = ()) -> argparse.ArgumentParser:
     """An ``ArgumentParser`` with plain-text description, the examples (one command each) and ``-v``/``-q``."""
-    text = (textwrap.fill(epilog, 100) + "\n\n" if epilog else "") + "examples:\n"
+    text = (textwrap.fill(plain(epilog), 100) + "\n\n" if epilog else "") + "examples:\n"
     text += "".join(f"  {e}\n" for e in examples)
     p = argparse.ArgumentParser(prog=prog, description=plain(description), epilog=plain(text),
                                 formatter_class=argparse.RawDescriptionHelpFormatter, parents=list(parents))

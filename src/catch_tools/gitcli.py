@@ -7,7 +7,9 @@ Every command runs with the user's global/system configuration disabled (``GIT_C
 ``GIT_CONFIG_NOSYSTEM=1``, git(1) ENVIRONMENT) and ``LC_ALL=C``, so personal settings cannot change commit ids,
 exported bytes or the messages parsed; ``GIT_DIR``/``GIT_WORK_TREE``/``GIT_INDEX_FILE`` of the caller are dropped so a
 command acts on the repository at ``cwd``. A failure becomes a one-line :class:`~catch_tools.errors.UserError`
-quoting git's last stderr line. GitPython (``git.Repo``) is used on top of it where a persistent ``cat-file`` helps.
+quoting git's last stderr line. :func:`locate` finds a work tree's top and git directory with one ``rev-parse``;
+:class:`BlobReader` keeps one ``git cat-file --batch`` process for reading many blobs (the patch engine reads every
+file a series touches). The tooling does not import GitPython (its import alone is ~70 ms of every CLI start-up).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
+import weakref
 from pathlib import Path
 
 from catch_tools.errors import UserError
@@ -56,3 +59,62 @@ def try_git(cwd: Path, *args: str, input: bytes | None = None,
     """``run_git(..., check=False)``: the caller reads ``returncode`` (a missing ref, a directory that is no
     repository)."""
     return run_git(cwd, *args, input=input, check=False, env=env)
+
+
+def locate(path: Path) -> tuple[bool, Path | None, Path | None, str]:
+    """Where ``path`` stands in git: ``(bare, git_dir, top_of_work_tree, why_not)`` from one
+    ``git rev-parse --is-bare-repository --absolute-git-dir --show-toplevel``. ``git_dir``/``top`` are None when git
+    cannot say (no repository, a bare one, inside ``.git``); ``why_not`` is then git's message without ``fatal:``, or
+    "" when ``path`` is simply no repository."""
+    proc = try_git(path, "rev-parse", "--is-bare-repository", "--absolute-git-dir", "--show-toplevel")
+    out = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+    bare = out[:1] == ["true"]
+    if proc.returncode == 0 and len(out) == 3:
+        return bare, Path(out[1]).resolve(), Path(out[2]).resolve(), ""
+    why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    reason = "" if not why or "not a git repository" in why[0] else why[0].removeprefix("fatal: ")
+    return bare, Path(out[1]).resolve() if len(out) > 1 else None, None, reason
+
+
+class BlobReader:
+    """Blob contents by object id through one persistent ``git cat-file --batch`` in ``cwd`` (started on first use,
+    stopped by :meth:`close` or when the reader is collected), as GitPython's ``odb.stream`` does without its import.
+
+    Raises:
+        KeyError: from :meth:`read`, for an object id the repository lacks.
+    """
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def read(self, sha: str) -> bytes:
+        """The bytes of object ``sha`` (40 hex digits)."""
+        if self._proc is None:
+            self._proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=self.cwd, stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, env=git_env())
+            weakref.finalize(self, BlobReader._stop, self._proc)
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._proc.stdin.write(sha.encode("ascii") + b"\n")
+        self._proc.stdin.flush()
+        header = self._proc.stdout.readline().split()  # <sha> <type> <size>, or <name> missing
+        if len(header) != 3:
+            raise KeyError(sha)
+        data = self._proc.stdout.read(int(header[2]))
+        self._proc.stdout.read(1)  # the LF after the contents
+        return data
+
+    def close(self) -> None:
+        """Stop the ``cat-file`` process (a later :meth:`read` starts another)."""
+        if self._proc is not None:
+            BlobReader._stop(self._proc)
+            self._proc = None
+
+    @staticmethod
+    def _stop(proc: subprocess.Popen[bytes]) -> None:
+        if proc.poll() is None:
+            assert proc.stdin is not None
+            proc.stdin.close()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()

@@ -32,7 +32,9 @@ from typing import IO
 from packaging.version import InvalidVersion, Version
 
 from catch_tools.errors import UserError
+from catch_tools.gitcli import run_git
 from catch_tools.paths import cache_dir
+from catch_tools.progress import progress
 
 #: Top-level directories of the wheel whose ``*.py`` files are taken (they sit at the same paths in the source tree).
 PY_ROOTS = ("torch", "torchgen", "functorch")
@@ -62,8 +64,9 @@ def release_wheel(version: str) -> Path:
 
     Uses ``pip download --no-deps`` with the machine's indexes and find-links but without any constraint
     (:func:`unconstrained_pip_env`: the project's ``PIP_CONSTRAINT`` pins the release Catch installs, not the releases
-    it fetches to compare or rebase onto), into ``<cache>/wheels``. While pip downloads (~540 MB), one progress line
-    with the megabytes received and the rate goes to stderr every few seconds. Raises UserError when pip cannot get it.
+    it fetches to compare or rebase onto), into ``<cache>/wheels``. It says on stderr that it downloads (~540 MB) and,
+    when done, how long it took; in between, on a terminal, the megabytes received and the rate
+    (:mod:`catch_tools.progress`). Raises UserError when pip cannot get it.
     """
     wheels = cache_dir() / "wheels"
     wheels.mkdir(parents=True, exist_ok=True)
@@ -134,18 +137,18 @@ def _pip_download(version: str, dest: Path, every: float = 5.0) -> tuple[int, st
                    threading.Thread(target=read_stderr, args=(proc.stderr,), daemon=True)]
         for reader in readers:
             reader.start()
-        while True:
-            try:
-                proc.wait(timeout=every)
-                break
-            except subprocess.TimeoutExpired:
-                got = _tree_size(Path(tmp))
-                elapsed = time.monotonic() - start
-                of = f" of {total[-1] / 1e6:.0f} MB" if total else ""
-                print(f"  torch=={version}: {got / 1e6:.0f} MB{of}, {got / 1e6 / elapsed:.1f} MB/s, "
-                      f"{elapsed:.0f} s", file=sys.stderr, flush=True)
-        for reader in readers:
-            reader.join(timeout=10)
+        with progress(f"downloading torch=={version}") as shown:
+            while True:
+                try:
+                    proc.wait(timeout=every)
+                    break
+                except subprocess.TimeoutExpired:
+                    got = _tree_size(Path(tmp))
+                    elapsed = time.monotonic() - start
+                    of = f" of {total[-1] / 1e6:.0f} MB" if total else ""
+                    shown.step(f"downloading torch=={version}: {got / 1e6:.0f} MB{of}, {got / 1e6 / elapsed:.1f} MB/s")
+            for reader in readers:
+                reader.join(timeout=10)
         if proc.returncode == 0:
             size = sum(w.stat().st_size for w in dest.glob(f"torch-{version}*.whl"))
             print(f"  torch=={version}: done, {size / 1e6:.0f} MB in {time.monotonic() - start:.0f} s",
@@ -203,10 +206,7 @@ def extract_python_tree(wheel: Path, dest: Path) -> str | None:
 
 
 def _git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env, check=False)
-    if proc.returncode != 0:
-        raise RuntimeError(f"git {' '.join(args)} failed in {repo}: {proc.stderr.strip()}")
-    return proc.stdout
+    return run_git(repo, *args, env=env).stdout.decode("utf-8", "replace")
 
 
 def upstream_repo(versions: Sequence[str]) -> Path:
@@ -257,7 +257,7 @@ def _build(repo: Path, ordered: Sequence[Version], wheels: Sequence[Path]) -> No
         commit = extract_python_tree(wheel, repo)
         _git(repo, "add", "-A")
         date = f"{1_700_000_000 + index * 86_400} +0000"
-        env = {**os.environ, **_IDENTITY, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+        env = {**_IDENTITY, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
         message = f"PyTorch v{version.public}\n\nPython files of {wheel.name}; upstream commit {commit or 'unknown'}.\n"
         _git(repo, "commit", "-q", "--allow-empty", "-m", message, env=env)
         _git(repo, "tag", f"v{version.public}", env=env)
@@ -270,8 +270,8 @@ def clone_upstream(versions: Sequence[str], dest: Path) -> Path:
     The clone has all release tags and ``main`` checked out at the newest release.
     """
     src = upstream_repo(versions)
-    subprocess.run(["git", "clone", "-q", "--no-hardlinks" if os.environ.get("CATCH_NO_HARDLINKS") else "--local",
-                    str(src), str(dest)], check=True, capture_output=True)
+    run_git(Path.cwd(), "clone", "-q", "--no-hardlinks" if os.environ.get("CATCH_NO_HARDLINKS") else "--local",
+            str(src), str(dest))
     _git(dest, "fetch", "-q", "--tags", "origin")
     return dest
 

@@ -9,7 +9,7 @@ import pytest
 
 SCRIPTS = [("apply_patches.py", ["--help"]), ("apply_patches.py", ["apply", "--help"]),
            ("apply_patches.py", ["lint", "--help"]), ("build_wheel.py", ["--help"]),
-           ("check_native_interfaces.py", ["--help"])]
+           ("check_native_interfaces.py", ["--help"]), ("rebase.py", ["--help"]), ("upgrade.py", ["--help"])]
 
 
 @pytest.mark.parametrize(("script", "args"), SCRIPTS)
@@ -27,3 +27,8 @@ def test_same_names_for_the_same_things(run_script) -> None:
     for script, args in (("apply_patches.py", ["apply", "--help"]), ("build_wheel.py", ["--help"])):
         assert "--patches-dir DIR" in run_script(script, *args).stdout
     assert "--source DIR" in run_script("apply_patches.py", "check", "--help").stdout
+    rebase = run_script("rebase.py", "--help").stdout
+    assert "--source DIR" in rebase and "--3way" in run_script("apply_patches.py", "apply", "--help").stdout
+    assert "--3way, --no-3way" in rebase  # the apply spelling, and the old rebase spelling still works
+    for script in ("rebase.py", "upgrade.py"):
+        assert "--project DIR" in run_script(script, "--help").stdout

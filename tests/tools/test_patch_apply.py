@@ -307,17 +307,35 @@ def test_declared_binary_patch_goes_through_git(small_tree: SmallTree, tmp_path:
     assert (wheel / "torch/b.py").read_text() == numbered("b", 30)
 
 
-def test_progress_bar_is_quiet_without_a_terminal() -> None:
-    from catch_tools.patches.progress import progress_bar
+def test_progress_is_quiet_without_a_terminal_or_with_q(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
 
-    with progress_bar("x", 500) as bar:  # pytest captures stdout: not a TTY
-        assert bar is None
-    with progress_bar("x", 500, enabled=True) as bar:
-        assert bar is not None
-        bar.advance(bar.task_ids[0])
-        assert bar.tasks[0].completed == 1
-    with progress_bar("x", 3, enabled=True) as bar:
-        assert bar is None
+    from catch_tools.progress import progress
+
+    with progress("x", 500) as bar:  # pytest captures stderr: not a TTY
+        assert bar.bar is None
+        with caplog.at_level(logging.INFO, logger="catch_tools"):
+            bar.line("step one done")  # not drawn: logged at INFO instead (seen with -v)
+    assert "step one done" in caplog.text
+    with progress("x", 500, enabled=True) as bar:
+        bar.advance()
+        assert bar.completed == 1
+    with progress("x", 3, enabled=True) as bar:
+        assert bar.bar is None
+    with progress("upgrade", enabled=True) as outer:  # a nested operation is one more line of the same display
+        with progress("download", 100, enabled=True) as inner:
+            inner.advance(2)
+            assert inner.bar is outer.bar and outer.bar is not None and len(outer.bar.tasks) == 2
+            assert inner.completed == 2 and outer.completed == 0
+        assert len(outer.bar.tasks) == 1
+    logger = logging.getLogger("catch_tools")
+    old = logger.level
+    logger.setLevel(logging.ERROR)  # -q
+    try:
+        with progress("x", None) as bar:
+            assert bar.bar is None
+    finally:
+        logger.setLevel(old)
 
 
 def test_stop_at_conflict_workflow_resolve_export_reapply(small_tree: SmallTree, run_script) -> None:

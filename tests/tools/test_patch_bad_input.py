@@ -99,3 +99,37 @@ def test_patches_dir_without_manifest_is_fine_with_an_explicit_base(small_tree: 
     proc = run_script("apply_patches.py", "check", "--source", str(small_tree.root), "--patches-dir",
                       str(small_tree.patches), "--base", "v2.13.0")
     assert proc.returncode == 0, proc.stderr
+
+
+def test_source_that_is_no_work_tree_top_is_one_clear_error(tmp_path: Path) -> None:
+    """``--source`` must be the top of a git work tree with a commit: each other case is one UserError line."""
+    from catch_tools.errors import UserError
+    from catch_tools.gitcli import run_git
+
+    plain, repo, bare = tmp_path / "plain", tmp_path / "repo", tmp_path / "bare.git"
+    plain.mkdir()
+    repo.mkdir()
+    run_git(repo, "init", "-q")
+    run_git(tmp_path, "init", "-q", "--bare", str(bare))
+    with pytest.raises(UserError, match="has no commit"):
+        open_target(repo)
+    cases = {plain: "not a git work tree", bare: "not the top directory", tmp_path / "missing": "does not exist"}
+    (repo / "sub").mkdir()
+    (repo / "sub" / "f").write_text("x\n")
+    run_git(repo, "add", "-A")
+    run_git(repo, "-c", "user.name=T", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "one")
+    cases[repo] = ""  # a commit now: opens
+    cases[repo / "sub"] = "not the top directory"
+    for source, message in cases.items():
+        if not message:
+            target = open_target(source)
+            assert target.root == repo.resolve() and target.git_dir == (repo / ".git").resolve()
+            blob = run_git(repo, "rev-parse", "HEAD:sub/f").stdout.decode().strip()
+            assert target.blobs.read(blob) == b"x\n"
+            with pytest.raises(KeyError):
+                target.blobs.read("0" * 40)
+            target.blobs.close()
+            continue
+        with pytest.raises(UserError, match=message) as err:
+            open_target(source)
+        assert "\n" not in str(err.value)

@@ -56,6 +56,7 @@ def test_clean_and_offset_rebase_moves_pin_and_keeps_unchanged_files(tmp_path: P
     new_base = release(up, "2.14.0", {"torch/b.py": "header\n" * 3 + b, "torch/d.py": lines("d", 45)})
     res = run_cli(proj, up, "--onto", "v2.14.0")
     assert res.returncode == 0, res.stderr
+    assert "INFO" not in res.stderr  # without -v and without a terminal: no progress lines
     rep = report_of(up)
     assert statuses(rep) == ["clean", "offset", "clean"]
     assert [p["name"] for p in rep["patches"]] == names == series_names(proj)
@@ -86,8 +87,10 @@ def test_three_way_when_context_changed_refreshes_the_patch(tmp_path: Path, up: 
     names = series_names(proj)
     old_b = (proj / "patches" / names[1]).read_bytes()
     release(up, "2.14.0", {"torch/a.py": edit(file_of(up, "torch/a.py"), "a line 12\n", "a line 12 upstream\n")})
-    res = run_cli(proj, up, "--onto", "v2.14.0")
+    res = run_cli(proj, up, "-v", "--onto", "v2.14.0")  # -v: each step is logged (no terminal: no live display)
     assert res.returncode == 0, res.stderr
+    assert f"INFO: v2.14.0: {names[0]}: 3way\n" in res.stderr
+    assert "INFO: v2.14.0: moved 1 patch(es) in memory" in res.stderr
     rep = report_of(up)
     assert statuses(rep) == ["3way", "clean"]
     text = (proj / "patches" / names[0]).read_text()

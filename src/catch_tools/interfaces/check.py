@@ -19,15 +19,20 @@ from catch_tools.interfaces.pair import WheelPair
 from catch_tools.interfaces.pyapi import check_api
 from catch_tools.interfaces.report import LayerResult, Report
 from catch_tools.interfaces.schemas import BACKEND_NAMESPACES, Probes, check_schemas, runtime_facts
+from catch_tools.progress import Reporter
 
 ALL_LAYERS = (0, 1, 2, 3)
+#: What each layer compares (progress lines).
+LAYER_NAMES = {0: "files and metadata", 1: "ELF symbols", 2: "operator schemas", 3: "Python API"}
 
 
 def run_check(upstream: Path, combined: Path, layers: Iterable[int] = ALL_LAYERS, *, python: str | None = None,
               namespaces: tuple[str, ...] = BACKEND_NAMESPACES, full_elf: bool = False,
-              full_api: bool = False, runtime: bool = True, cache: bool = True) -> Report:
+              full_api: bool = False, runtime: bool = True, cache: bool = True,
+              progress: Reporter | None = None) -> Report:
     """Compare ``combined`` with ``upstream`` on ``layers``; ``runtime=False`` skips layer 1's probe part;
-    ``cache`` keeps the unpacked upstream tree and its probe for later runs (see :class:`WheelPair`).
+    ``cache`` keeps the unpacked upstream tree and its probe for later runs (see :class:`WheelPair`); ``progress``
+    (:mod:`catch_tools.progress`) is told each layer as it starts and ends.
 
     Raises:
         UserError (exit code 1): a wheel cannot be opened.
@@ -38,6 +43,8 @@ def run_check(upstream: Path, combined: Path, layers: Iterable[int] = ALL_LAYERS
         try:
             for layer in sorted(set(layers)):
                 start = time.perf_counter()
+                if progress is not None:
+                    progress.step(f"interface check: layer {layer} ({LAYER_NAMES[layer]})")
                 result: LayerResult
                 if layer == 0:
                     result = check_files(pair)
@@ -51,6 +58,8 @@ def run_check(upstream: Path, combined: Path, layers: Iterable[int] = ALL_LAYERS
                     result = check_api(pair, full=full_api)
                 result.seconds = time.perf_counter() - start
                 report.layers.append(result)
+                if progress is not None:
+                    progress.line(f"interface check: layer {layer} done ({result.seconds:.1f} s)")
         finally:
             probes.close()
     return report

@@ -24,6 +24,7 @@ from catch_tools.interfaces.accept import apply_acceptances, load_acceptances
 from catch_tools.interfaces.check import ALL_LAYERS, run_check
 from catch_tools.interfaces.schemas import BACKEND_NAMESPACES
 from catch_tools.pin import load_pin
+from catch_tools.progress import progress
 from catch_tools.upstream import release_wheel
 
 
@@ -85,9 +86,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"note: comparing {combined} with itself: every interface is unchanged by construction; pass the "
               "upstream wheel first to compare two different wheels", file=sys.stderr)
     accepted = load_acceptances(args.accept) if args.accept else []
-    report = run_check(upstream, combined, args.layers, python=args.python,
-                       namespaces=tuple(args.namespaces or BACKEND_NAMESPACES), full_elf=args.full_elf,
-                       full_api=args.full_api, runtime=not args.no_runtime, cache=not args.no_cache)
+    with progress("interface check") as shown:
+        report = run_check(upstream, combined, args.layers, python=args.python,
+                           namespaces=tuple(args.namespaces or BACKEND_NAMESPACES), full_elf=args.full_elf,
+                           full_api=args.full_api, runtime=not args.no_runtime, cache=not args.no_cache,
+                           progress=shown)
     apply_acceptances(report, accepted)
     if args.json:
         print(report.to_json())

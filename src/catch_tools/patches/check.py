@@ -24,9 +24,9 @@ from catch_tools.patches.gitapply import GitTreeReader
 from catch_tools.patches.gitrepo import open_target, resolve_base
 from catch_tools.patches.model import Patch, PathClass
 from catch_tools.patches.parse import display_path, parse_patch
-from catch_tools.patches.progress import progress_bar
 from catch_tools.patches.series import read_series_entries
 from catch_tools.pin import Pin
+from catch_tools.progress import progress as progress_display
 
 
 @dataclass
@@ -142,11 +142,11 @@ def check_series(patches_dir: Path, *, source: Path | None = None, target_dir: P
     def skip(path: str) -> PathClass | None:
         return "unshipped" if target_dir is not None and classify_path(path) == "unshipped" else None
 
-    with progress_bar("checking", len(parsed), enabled=progress) as bar, contextlib.ExitStack() as stack:
+    with progress_display("checking", len(parsed), enabled=progress) as bar, contextlib.ExitStack() as stack:
         if isinstance(reader, DirReader):
             stack.callback(reader.close)
         outcomes = simulate([p for _, p in parsed], reader, report_fuzz=True, skip_class=skip,
-                            on_patch=lambda _: bar.advance(bar.task_ids[0]) if bar is not None else None)
+                            on_patch=lambda _: bar.advance())
     for (i, _), out in zip(parsed, outcomes, strict=True):
         checks[i] = _outcome_check(out)
     return CheckReport(where, base_sha, [checks[i] for i in sorted(checks)])

@@ -50,13 +50,13 @@ from catch_tools.patches.gitrepo import (
 )
 from catch_tools.patches.model import Patch
 from catch_tools.patches.parse import display_path
-from catch_tools.patches.progress import progress_bar
 from catch_tools.patches.series import load_series
 from catch_tools.pin import Pin
+from catch_tools.progress import progress as progress_display
 
 
 class GitTreeReader:
-    """The tree of one commit, read through ``git ls-tree`` and GitPython's persistent ``git cat-file --batch``."""
+    """The tree of one commit, read through ``git ls-tree`` and a persistent ``git cat-file --batch``."""
 
     def __init__(self, target: Target, commit: str):
         self.target = target
@@ -74,7 +74,7 @@ class GitTreeReader:
 
     def read(self, path: str) -> FileState:
         mode, sha = self.entries[path]
-        return mode, self.target.repo.odb.stream(bytes.fromhex(sha)).read()
+        return mode, self.target.blobs.read(sha)
 
 
 @dataclass
@@ -93,10 +93,9 @@ class ApplyResult:
 
 def simulate_with_progress(patches: list[Patch], reader: GitTreeReader, *, report_fuzz: bool = False,
                            progress: bool | None = None) -> list[PatchOutcome]:
-    with progress_bar("applying in memory", len(patches), enabled=progress) as bar:
+    with progress_display("applying in memory", len(patches), enabled=progress) as bar:
         def tick(_: PatchOutcome) -> None:
-            if bar is not None:
-                bar.advance(bar.task_ids[0])
+            bar.advance()
 
         return simulate(patches, reader, report_fuzz=report_fuzz, on_patch=tick)
 

@@ -26,11 +26,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import git
-
 from catch_tools.errors import UserError
+from catch_tools.gitcli import BlobReader, git_out, locate, run_git
 from catch_tools.gitcli import git_env as git_env  # re-exported: the patch engine's modules import it from here
-from catch_tools.gitcli import git_out, run_git
 from catch_tools.pin import Pin, load_pin
 
 REF_BASE = "refs/patches/base"
@@ -50,7 +48,7 @@ class Target:
 
     root: Path
     git_dir: Path
-    repo: git.Repo
+    blobs: BlobReader
 
     @property
     def state_dir(self) -> Path:
@@ -97,14 +95,14 @@ def open_target(source: Path) -> Target:
     if not source.is_dir():
         raise UserError("source tree does not exist (for the pytorch/ submodule run "
                         "`git submodule update --init pytorch`, or pass --source DIR)", path=str(source))
-    try:
-        repo = git.Repo(source)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise UserError("not a git work tree (use --target-dir for a plain directory)", path=str(source)) from None
-    if repo.bare or repo.working_tree_dir is None or Path(repo.working_tree_dir).resolve() != source.resolve():
+    bare, git_dir, top, why = locate(source)
+    if bare or (top is not None and top != source.resolve()):
         raise UserError("not the top directory of a git work tree: pass --source <the work tree's top directory>",
                         path=str(source))
-    target = Target(source.resolve(), Path(repo.git_dir).resolve(), repo)
+    if top is None or git_dir is None:
+        detail = f" ({why})" if why else ""
+        raise UserError(f"not a git work tree{detail} (use --target-dir for a plain directory)", path=str(source))
+    target = Target(top, git_dir, BlobReader(top))
     if target.head() is None:
         raise UserError("the repository has no commit", path=str(source))
     return target

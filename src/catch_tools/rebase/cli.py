@@ -27,15 +27,27 @@ from pathlib import Path
 
 from rich.console import Console
 
+from catch_tools import clikit
 from catch_tools.errors import UserError
 from catch_tools.paths import repo_root
+from catch_tools.progress import progress
 from catch_tools.rebase import report
 from catch_tools.rebase.flow import Finished, Rebase
 
+EXAMPLES = (
+    "scripts/rebase.py --onto v2.14.0",
+    "scripts/rebase.py --onto v2.15.0 --via v2.14.0,v2.14.1 --source ~/src/pytorch",
+    "scripts/rebase.py --continue        # after resolving the conflict it stopped at",
+    "scripts/rebase.py --drop 0003-x.patch --reason \"upstreamed in v2.14.0\"",
+    "scripts/rebase.py --abort",
+    "scripts/rebase.py status",
+)
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rebase.py", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    """The ``rebase.py`` parser, in the :mod:`catch_tools.clikit` vocabulary (``--source``, ``--json``, ``-v/-q``)."""
+    head, _, rest = __doc__.partition("\n\n")
+    parser = clikit.parser("rebase.py", head, EXAMPLES, epilog=rest.rsplit("\n\n", 1)[-1].replace("\n", " "))
     parser.add_argument("command", nargs="?", choices=["status"], help="status: where a rebase stands")
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--onto", metavar="REF", help="upstream tag or commit to move the series onto")
@@ -46,11 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--source", metavar="DIR", type=Path,
                         help="upstream git work tree (default: the pytorch/ submodule)")
     parser.add_argument("--project", metavar="DIR", type=Path, help="Catch checkout (default: this repository)")
-    parser.add_argument("--no-3way", dest="three_way", action="store_false",
-                        help="do not fall back to a 3-way merge when a patch does not apply (default: 3-way on)")
+    parser.add_argument("--3way", dest="three_way", action=argparse.BooleanOptionalAction, default=True,
+                        help="fall back to a 3-way merge when a patch does not apply (default: on)")
     parser.add_argument("--drop", metavar="NAME", action="append", default=[],
                         help="drop this patch (repeatable; each needs a --reason)")
-    parser.add_argument("--reason", action="append", default=[], help="why the matching --drop is dropped")
+    parser.add_argument("--reason", metavar="TEXT", action="append", default=[],
+                        help="why the matching --drop is dropped")
     parser.add_argument("--report", metavar="PATH", type=Path,
                         help="also write the report here (PATH.md and PATH.json); always written to "
                         "<upstream git dir>/catch-rebase-report.{md,json}")
@@ -65,6 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         UserError: bad arguments or bad state (reported as one line by :func:`catch_tools.errors.run_cli`).
     """
     args = build_parser().parse_args(argv)
+    clikit.setup_logging(args)
     # --continue --reason TEXT (no --drop): the reason for a conflict resolved to no change (the maintainer's drop)
     continue_reason = args.reason[0] if args.cont and not args.drop and len(args.reason) == 1 else None
     if len(args.drop) != len(args.reason) and continue_reason is None:
@@ -81,9 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise UserError("the pytorch/ submodule is not checked out: run `git submodule update --init pytorch`, or "
                         "pass --source DIR (a PyTorch clone)", path=upstream)
     console = Console(stderr=True)
-    rebase = Rebase(project, upstream, progress=console.print if console.is_terminal else None)
-    if sys.stdin.isatty():
-        rebase.ask_reason = lambda name: input(f"{name}: your resolution drops this patch; why? ")
+    rebase = Rebase(project, upstream)
     if args.command == "status":
         print(rebase.status())
         return 0
@@ -92,11 +104,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             console.print(f"warning: {warning}")
         print(f"rebase aborted: {upstream} and {project / 'patches'} are back to their state before it")
         return 0
-    if args.onto:
-        via = [ref for ref in args.via.split(",") if ref]
-        outcome = rebase.start(args.onto, via, three_way=args.three_way, drops=drops, report_path=args.report)
-    else:
-        outcome = rebase.resume(drops, continue_reason)
+    with progress("rebase") as shown:
+        rebase.progress = shown.line
+        if sys.stdin.isatty():
+            def ask(name: str) -> str:
+                with shown.paused():
+                    return input(f"{name}: your resolution drops this patch; why? ")
+            rebase.ask_reason = ask
+        if args.onto:
+            via = [ref for ref in args.via.split(",") if ref]
+            outcome = rebase.start(args.onto, via, three_way=args.three_way, drops=drops, report_path=args.report)
+        else:
+            outcome = rebase.resume(drops, continue_reason)
     if isinstance(outcome, Finished):
         if args.json:
             sys.stdout.write(report.to_json(outcome.report))

@@ -1,22 +1,20 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Thin, typed access to the upstream git repository the rebase works in (GitPython + the git CLI).
+"""Thin, typed access to the upstream git repository the rebase works in, over :mod:`catch_tools.gitcli`.
 
-Every git invocation goes through :class:`GitRepo.run` so that the committer identity and dates are fixed
-(reproducible commit ids, as the patch engine does for ``apply``) and so that failures are reported uniformly.
+Every git invocation goes through :class:`GitRepo.run`, which runs :func:`catch_tools.gitcli.try_git` (user and system
+git configuration ignored, ``LC_ALL=C``) with the committer identity fixed (reproducible commit ids, as the patch
+engine does for ``apply``), so that failures are reported uniformly.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-import git
-
 from catch_tools.errors import UserError
+from catch_tools.gitcli import locate, try_git
 
 #: Committer of every commit the rebase creates (the patch engine's identity); the committer date is the author date
 #: (``git am --committer-date-is-author-date``), authors and messages are kept from the patch.
@@ -24,9 +22,6 @@ COMMITTER = {
     "GIT_COMMITTER_NAME": "Catch Patches",
     "GIT_COMMITTER_EMAIL": "patches@catch.invalid",
 }
-#: User and system git configuration are ignored (git(1) ENVIRONMENT), so personal settings change no commit id.
-ISOLATION = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0",
-             "GIT_EDITOR": "true", "GIT_MERGE_AUTOEDIT": "no"}
 
 
 @dataclass(frozen=True)
@@ -46,32 +41,31 @@ class GitRepo:
     """A non-bare git work tree (the upstream PyTorch checkout or a clone of the wheel-built repository).
 
     Raises:
-        UserError: when ``path`` is not a git work tree.
+        UserError: when ``path`` is not the top of a git work tree (a bare repository, a subdirectory, no repository).
     """
 
     def __init__(self, path: Path) -> None:
-        try:
-            self.repo = git.Repo(path)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-            raise UserError("not a git checkout (use --source DIR for another upstream checkout)", path=path) from None
-        if self.repo.bare or self.repo.working_tree_dir is None:
+        bare, git_dir, top, why = locate(path) if path.is_dir() else (False, None, None, "")
+        if bare:
             raise UserError("a bare repository has no work tree to rebase in", path=path)
-        self.path = Path(self.repo.working_tree_dir)
-        self.git_dir = Path(self.repo.git_dir).resolve()
-        self._env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
-        self._env.update(COMMITTER)
-        self._env.update(ISOLATION)
+        if top is None or git_dir is None or top != path.resolve():
+            detail = f" ({why})" if why else ""
+            raise UserError(f"not a git checkout{detail} (use --source DIR for another upstream checkout)", path=path)
+        self.path = top
+        self.git_dir = git_dir
 
     def run(self, *args: str, stdin: str | None = None, check: bool = True,
             env: dict[str, str] | None = None) -> GitResult:
         """Run ``git <args>`` in the work tree with the fixed committer; raise RuntimeError when ``check`` fails.
 
-        The git CLI is called directly (one process per command) rather than through GitPython's object layer:
-        the rebase needs git's own exit statuses and messages (``git apply -v`` offsets, merge conflicts).
+        The git CLI is called (one process per command, :func:`catch_tools.gitcli.try_git`) rather than GitPython's
+        object layer: the rebase needs git's own exit statuses and messages (``git apply -v`` offsets, merge
+        conflicts). Text crosses the pipe as UTF-8 with ``surrogateescape``, so any byte of a diff round-trips.
         """
-        proc = subprocess.run(["git", *args], cwd=self.path, input=stdin, capture_output=True, text=True,
-                              env={**self._env, **env} if env else self._env, check=False)
-        result = GitResult(proc.returncode, proc.stdout, proc.stderr)
+        proc = try_git(self.path, *args, input=None if stdin is None else stdin.encode("utf-8", "surrogateescape"),
+                       env={**COMMITTER, **env} if env else COMMITTER)
+        result = GitResult(proc.returncode, proc.stdout.decode("utf-8", "surrogateescape"),
+                           proc.stderr.decode("utf-8", "surrogateescape"))
         if check and not result.ok:
             raise RuntimeError(f"git {' '.join(args)} failed in {self.path}: {result.stderr.strip()}")
         return result

@@ -13,13 +13,13 @@ tree's ``torch/version.py`` (``git_version = '<40 hex>'``); those win over the l
 from __future__ import annotations
 
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
 from catch_tools.errors import UserError
+from catch_tools.gitcli import run_git
 from catch_tools.pin import gitlink_commit, load_pin, manifest_path, update_pin
 from catch_tools.rebase.gitrepo import GitRepo
 
@@ -124,5 +124,4 @@ def set_gitlink(root: Path, commit: str, submodule: str = "pytorch") -> None:
 
     Only the index entry changes (the submodule need not be cloned); the maintainer commits it with the new series.
     """
-    subprocess.run(["git", "update-index", "--cacheinfo", f"160000,{commit},{submodule}"], cwd=root, check=True,
-                   capture_output=True)
+    run_git(root, "update-index", "--cacheinfo", f"160000,{commit},{submodule}")

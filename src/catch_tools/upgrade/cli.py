@@ -29,16 +29,25 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from catch_tools import clikit
 from catch_tools.paths import cache_dir, repo_root
+from catch_tools.progress import progress
 from catch_tools.upgrade import steps
+
+EXAMPLES = (
+    "scripts/upgrade.py",
+    "scripts/upgrade.py --from suite      # rerun from the test suite on",
+    "scripts/upgrade.py status --json",
+)
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="upgrade.py", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    paragraphs = __doc__.split("\n\n")
+    p = clikit.parser("upgrade.py", paragraphs[0], EXAMPLES,
+                      epilog=" ".join(x.replace("\n", " ") for x in paragraphs[3:]).strip())
     p.add_argument("command", nargs="?", choices=["status"], help="status: the report of the last run, nothing run")
-    p.add_argument("--project", type=Path, help="Catch checkout (default: this repository)")
-    p.add_argument("--work", type=Path, help="work directory (default: <cache>/upgrade/<release>)")
+    p.add_argument("--project", metavar="DIR", type=Path, help="Catch checkout (default: this repository)")
+    p.add_argument("--work", metavar="DIR", type=Path, help="work directory (default: <cache>/upgrade/<release>)")
     p.add_argument("--from", dest="start", choices=list(steps.STEPS), help="rerun from this step on")
     p.add_argument("--demo-epochs", type=int, default=3, help="epochs of the digits demo (default 3)")
     p.add_argument("--report", type=Path, metavar="PATH", help="also write PATH.md and PATH.json")
@@ -78,15 +87,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         UserError: bad arguments, or the pin is not a release.
     """
     args = _parser().parse_args(argv)
+    clikit.setup_logging(args)
     project = (args.project or repo_root()).resolve()
     release = steps.release_of(project)
     work = (args.work or cache_dir() / "upgrade" / release).resolve()
     ctx = steps.Context(project=project, work=work, release=release, demo_epochs=args.demo_epochs)
-    err = Console(stderr=True)
     if args.command == "status":
         rep = steps.report(ctx, steps.load_state(work))
     else:
-        rep = steps.run(ctx, args.start, progress=lambda msg: err.print(msg, markup=False, highlight=False))
+        with progress(f"upgrade to torch {release}") as shown:
+            rep = steps.run(ctx, args.start,  # a step starting is transient, its result is kept
+                            progress=lambda m: shown.step(m) if m.endswith("...") else shown.line(m))
         work.mkdir(parents=True, exist_ok=True)
         stems = [work / "upgrade-report"] + ([args.report] if args.report else [])
         for stem in stems:

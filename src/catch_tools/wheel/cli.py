@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from catch_tools.clikit import parser, setup_logging
 from catch_tools.errors import UserError
 from catch_tools.paths import cache_dir, patches_dir, repo_root
 from catch_tools.pin import Pin, load_pin, manifest_path
+from catch_tools.progress import progress
 from catch_tools.wheel import source as source_mode
 from catch_tools.wheel.overlay import BuildResult, build_overlay
 from catch_tools.wheel.sources import backend_build_command, backend_wheel, upstream_wheel
@@ -73,10 +73,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _from_source(args, pin, root, out)
     with tempfile.TemporaryDirectory(prefix="catch-backend-") as tmp:
         up = upstream_wheel(args.upstream_wheel, pin)
-        be = backend_wheel(args.catch_wheel, root / "catch", Path(tmp))
-        result = build_overlay(upstream_wheel=up, backend_wheel=be, series_dir=series_dir, pin=pin, out_dir=out,
-                               verify_cache=not args.reverify,
-                               progress=lambda msg: print(msg, file=sys.stderr) if sys.stderr.isatty() else None)
+        with progress("building the combined wheel") as shown:
+            be = backend_wheel(args.catch_wheel, root / "catch", Path(tmp), progress=shown)
+            result = build_overlay(upstream_wheel=up, backend_wheel=be, series_dir=series_dir, pin=pin, out_dir=out,
+                                   verify_cache=not args.reverify, progress=shown.line)
     _report(result)
     return 0
 
@@ -107,9 +107,10 @@ def _from_source(args: argparse.Namespace, pin: Pin, root: Path, out: Path) -> i
     built = sorted(build_dir.glob("torch-*.whl"))
     if not built:
         raise UserError("the source build produced no torch wheel", path=build_dir)
-    be = backend_wheel(args.catch_wheel, root / "catch", build_dir / "catch")
-    result = build_overlay(upstream_wheel=built[-1], backend_wheel=be, series_dir=args.patches or patches_dir(),
-                           pin=pin, out_dir=out, expected_commit=source_mode.head_commit(source), verify_cache=False,
-                           apply_series=False)
+    with progress("adding Catch to the built wheel") as shown:
+        be = backend_wheel(args.catch_wheel, root / "catch", build_dir / "catch", progress=shown)
+        result = build_overlay(upstream_wheel=built[-1], backend_wheel=be, series_dir=args.patches or patches_dir(),
+                               pin=pin, out_dir=out, expected_commit=source_mode.head_commit(source),
+                               verify_cache=False, apply_series=False, progress=shown.line)
     _report(result)
     return 0

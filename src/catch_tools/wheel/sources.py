@@ -13,6 +13,7 @@ from pathlib import Path
 
 from catch_tools.errors import UserError
 from catch_tools.pin import Pin
+from catch_tools.progress import Reporter
 from catch_tools.upstream import release_wheel
 
 
@@ -37,8 +38,9 @@ def backend_build_command(catch_dir: Path, out_dir: Path) -> list[str]:
 _NINJA_STEP = re.compile(r"^\[(\d+)/(\d+)\] (?:Building \w+ object \S*?\.dir/(\S+?)\.o$|(.*))")
 
 
-def backend_wheel(path: Path | None, catch_dir: Path, out_dir: Path) -> Path:
-    """``path`` if given, else build ``catch_dir`` into ``out_dir`` with :func:`backend_build_command`.
+def backend_wheel(path: Path | None, catch_dir: Path, out_dir: Path, progress: Reporter | None = None) -> Path:
+    """``path`` if given, else build ``catch_dir`` into ``out_dir`` with :func:`backend_build_command`, reporting
+    each compile step on ``progress`` (:mod:`catch_tools.progress`; default: the log only).
 
     Raises:
         UserError: ``path`` missing, ``catch_dir`` has no ``pyproject.toml``, or the build fails (last line of its
@@ -54,7 +56,8 @@ def backend_wheel(path: Path | None, catch_dir: Path, out_dir: Path) -> Path:
         raise UserError("no pyproject.toml: the Catch backend sources are missing", path=catch_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     log = out_dir / "build.log"
-    print("building the Catch backend (C++, 1-2 min on 2 idle cores)", file=sys.stderr, flush=True)
+    shown = progress or Reporter(None)
+    shown.step("building the Catch backend (C++, 1-2 min on 2 idle cores)")
     start = time.monotonic()
     lines: list[str] = []
     with subprocess.Popen(backend_build_command(catch_dir, out_dir), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -65,13 +68,12 @@ def backend_wheel(path: Path | None, catch_dir: Path, out_dir: Path) -> Path:
             step = _NINJA_STEP.match(line.strip())
             if step:  # one short line per compile/link step: the build is visibly moving
                 what = step.group(3) or step.group(4)
-                print(f"  [{step.group(1)}/{step.group(2)}] {what} ({time.monotonic() - start:.0f} s)",
-                      file=sys.stderr, flush=True)
+                shown.step(f"building the Catch backend: [{step.group(1)}/{step.group(2)}] {what}")
     log.write_text("".join(lines), encoding="utf-8")
     built = sorted(out_dir.glob("torch_mlu-*.whl"))
     if proc.returncode != 0 or not built:
         lines = [ln for ln in lines if ln.strip()]
         raise UserError(f"building the Catch backend failed: {lines[-1].strip() if lines else 'no output'} "
                         f"(log: {log})", path=catch_dir)
-    print(f"built {built[-1].name} in {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
+    shown.line(f"built {built[-1].name} in {time.monotonic() - start:.0f} s")
     return built[-1]
