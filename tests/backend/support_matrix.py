@@ -44,11 +44,14 @@ and `backend="mlu"`) is covered by `test_compile*.py`; real clients by `tox -e c
 FOOTER = """
 Known gaps not probed above:
 
-- `torch.profiler.profile(activities=[ProfilerActivity.PrivateUse1])` (Kineto) records no mlu device time: no
-  Kineto activity profiler is registered for mlu. `torch.autograd.profiler.profile(use_device="mlu",
-  use_kineto=False)` measures it (PyTorch's PrivateUse1 device-time path).
-- Backend metadata (`BackendMeta`) through `torch.save`/`torch.load`: mlu tensors carry none, and no serializer is
-  registered.
+- Quantized mlu tensors have the kernels ATen gives QuantizedCUDA without cuDNN (quantize/dequantize, int_repr,
+  qparams, factories, views, copies, clone, relu, gelu, fill_, masked_fill_, flip, index_select, min/max, adaptive
+  avg pool, max pool); the `quantized::` ops (`torch.ops.quantized.add`, `torch.ao.nn.quantized` modules) raise
+  "Could not run 'quantized::add' with arguments from the 'Quantizedmlu' backend" (QuantizedCUDA has cuDNN kernels
+  for a few of them). `.to("cpu")` of a non-contiguous quantized tensor stays on mlu (ATen's `_to_copy` makes that
+  copy with `empty_like` on the source device, for cuda too): call `.contiguous()` first.
+- The Kineto profiler reports mlu kernels (one `mlu_kernel: <op>` activity per device kernel, linked to its op); copies
+  between host and device are not reported as memcpy activity.
 - Inductor's C++ wrapper (`cpp_wrapper=True`) and AOTInductor for mlu raise `NotImplementedError`.
 """
 
@@ -111,7 +114,38 @@ def _amp_scaler() -> None:
 
 
 def _quantize_per_tensor() -> None:
-    torch.quantize_per_tensor(torch.randn(4, device="mlu"), 0.1, 0, torch.quint8)
+    q = torch.quantize_per_tensor(torch.randn(4, device="mlu"), 0.1, 0, torch.quint8)
+    q.dequantize(), q.int_repr(), q.to("cpu")
+
+
+def _quantize_per_channel() -> None:
+    x = torch.randn(3, 4, device="mlu")
+    q = torch.quantize_per_channel(x, torch.rand(3, device="mlu") + 0.01, torch.zeros(3, dtype=torch.long,
+                                                                                          device="mlu"), 0, torch.qint8)
+    q.dequantize(), q.q_per_channel_scales(), q.to("cpu")
+
+
+def _backend_meta() -> None:
+    import io
+
+    t = torch.randn(3, device="mlu")
+    torch.ops.torch_mlu.set_layout(t, "NHWC")
+    buf = io.BytesIO()
+    torch.save(t, buf)
+    buf.seek(0)
+    if torch.ops.torch_mlu.get_layout(torch.load(buf)) != "NHWC":
+        raise RuntimeError("the layout tag was lost")
+
+
+def _kineto_profiler() -> None:
+    from torch.profiler import ProfilerActivity, profile
+
+    m = nn.Linear(16, 16).to("mlu")
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as prof:
+        m(torch.randn(4, 16, device="mlu")).sum().backward()
+    times = [e.self_device_time_total for e in prof.key_averages()]
+    if not any(t > 0 for t in times) or min(times) < 0:
+        raise RuntimeError(f"device times {times}")
 
 
 def _serialization() -> None:
@@ -151,7 +185,10 @@ PROBES: list[tuple[str, str, Callable[[], None]]] = [
     ("ops", "`torch.histc`", _histc),
     ("device", "`torch.accelerator.get_device_capability`", _capability),
     ("serialization", "`torch.save`/`torch.load` of an mlu tensor", _serialization),
-    ("quantization", "`torch.quantize_per_tensor` on an mlu tensor", _quantize_per_tensor),
+    ("serialization", "backend metadata (layout tag) through save/load", _backend_meta),
+    ("quantization", "`torch.quantize_per_tensor`, dequantize, int_repr, `.to(\"cpu\")`", _quantize_per_tensor),
+    ("quantization", "`torch.quantize_per_channel` with mlu qparams", _quantize_per_channel),
+    ("profiler", "`torch.profiler` (Kineto) with `ProfilerActivity.PrivateUse1`: device time", _kineto_profiler),
 ]
 
 

@@ -661,6 +661,9 @@ void record_host_use(const void* host, catch_rt::Queue* q) {
 std::atomic<int64_t> g_busy_ns[kMaxDevices];
 thread_local std::chrono::steady_clock::time_point tls_kernel_start;
 
+std::atomic<KernelObserver> g_kernel_observer{nullptr};
+void set_kernel_observer(KernelObserver observer) { g_kernel_observer.store(observer, std::memory_order_release); }
+
 HostKernelScope::HostKernelScope() : prev_(tls_host_kernel) {
   tls_host_kernel = true;
   if (!prev_) tls_kernel_start = std::chrono::steady_clock::now();
@@ -670,7 +673,9 @@ HostKernelScope::~HostKernelScope() {
   if (!prev_) {
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
                                                                    tls_kernel_start).count();
-    g_busy_ns[current_device()].fetch_add(ns, std::memory_order_relaxed);
+    const c10::DeviceIndex d = current_device();
+    g_busy_ns[d].fetch_add(ns, std::memory_order_relaxed);
+    if (KernelObserver obs = g_kernel_observer.load(std::memory_order_acquire)) obs(d, ns);
   }
 }
 

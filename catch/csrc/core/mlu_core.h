@@ -69,6 +69,10 @@ struct HostKernelScope {
  private:
   bool prev_;
 };
+// Called (when set) as each outermost HostKernelScope ends: the device and the kernel's duration in nanoseconds
+// (aten/kineto_profiler.cpp records these as mlu kernel activity while a Kineto session runs).
+using KernelObserver = void (*)(c10::DeviceIndex device, int64_t ns);
+void set_kernel_observer(KernelObserver observer);
 // Converts a DataPtr produced under HostKernelScope into a device DataPtr.
 // Returns false (leaving `p` untouched) if `p` is not such a buffer.
 bool adopt_host_block(c10::DataPtr& p, c10::DeviceIndex device);
