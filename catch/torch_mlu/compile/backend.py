@@ -51,6 +51,7 @@ def mlu_backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor], **
     """
     if kwargs:
         raise TypeError(f"mlu backend: unexpected options {sorted(kwargs)}")
+    import torch._inductor.lowering  # noqa: F401  (Inductor's decompositions call into it: max-pool)
     from torch._functorch.partitioners import default_partition
     from torch._inductor.decomposition import select_decomp_table
 
