@@ -4,10 +4,11 @@
 
 Dynamo hands the backend a Torch-level FX graph with fake example inputs. ``aot_module_simplified``
 (torch/_functorch/aot_autograd.py) traces it to functional ATen graphs -- one inference graph, or a forward and a
-backward graph when inputs require grad -- with Inductor's decomposition table and AOTAutograd's default partitioner
-(the backward gets the forward's values it needs, as eager autograd saves them), and calls the compilers below on
-each; every graph is partitioned (:mod:`torch_mlu.compile.partition`) and run
-as an FX ``GraphModule`` whose fused submodules are fusion groups.
+backward graph when inputs require grad -- with Inductor's decomposition table and Inductor's partition function
+(its joint-graph passes), but AOTAutograd's default partitioner in place of the min-cut one (the backward gets the
+forward's values it needs, as eager autograd saves them), and calls the compilers below on each; every graph is
+partitioned (:mod:`torch_mlu.compile.partition`) and run as an FX ``GraphModule`` whose fused submodules are fusion
+groups.
 """
 
 from __future__ import annotations
@@ -51,8 +52,8 @@ def mlu_backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor], **
     """
     if kwargs:
         raise TypeError(f"mlu backend: unexpected options {sorted(kwargs)}")
-    import torch._inductor.lowering  # noqa: F401  (Inductor's decompositions call into it: max-pool)
     from torch._functorch.partitioners import default_partition
+    from torch._inductor.compile_fx import partition_fn
     from torch._inductor.decomposition import select_decomp_table
 
     if _has_symbolic_shapes(example_inputs):
@@ -71,7 +72,8 @@ def mlu_backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor], **
         # their small results instead, e.g. relu's `out <= 0` as a bool mask, and Inductor's CPU code stores such
         # masks byte by byte (~11 ns per element: 1.5 ms of a 4 ms digits training step). Saving the forward's
         # values as eager autograd does made that step 1.48x / 1.71x -> 1.23x / 1.16x eager (benchmarks/README.md).
-        partition_fn=default_partition,
+        # Inductor's joint-graph passes (they form the attention pattern) still run first.
+        partition_fn=partial(partition_fn, partitioner_fn_override=default_partition),
         fw_compiler=partial(_compile_graph, report, "forward"),
         bw_compiler=partial(_compile_graph, report, "backward"),
         inference_compiler=partial(_compile_graph, report, "inference"),
