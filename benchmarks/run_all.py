@@ -3,7 +3,7 @@
 
 """The benchmark dashboard: every performance target of the project in one run, one table, one JSON file.
 
-Usage: python benchmarks/run_all.py [--quick] [--skip-compile] [--interface-check] [--compare OLD.json]
+Usage: python benchmarks/run_all.py [--quick] [--skip-compile] [--skip-interface-check] [--compare OLD.json]
        (or ``tox -e bench -- [options]``; the dependencies are listed in benchmarks/requirements.txt)
 
 Each row is a ratio ours / baseline measured side by side in this run (interleaved repetitions, best of them, so
@@ -20,8 +20,8 @@ steady where wall-clock ratios do not; they are cross-checks, the wall-clock row
   ``scripts/apply_patches.py apply`` on Debian's 17-patch ``pytorch 2.6.0`` series vs ``quilt push -a`` (CLI with
   interpreter start-up, and its CPU time as a cross-check; needs ``apt-get install quilt``, else the rows say "not
   run"; ``--skip-apply`` leaves them out);
-* the native interface check, cold and ``--full-elf --full-api`` (``--interface-check``: needs the upstream wheel,
-  builds a combined wheel; see ``bench_wheel.py``).
+* the native interface check, cold (a new process, upstream's unpacked tree and probe cached) and ``--full-elf
+  --full-api`` (needs the upstream wheel, builds a combined wheel; ``--skip-interface-check`` leaves them out).
 
 Prints the table (measure, baseline, ours, ratio, target, met) and the load average, and writes the rows as JSON to
 ``benchmarks/results/<UTC time>.json`` (git-ignored). ``--compare OLD.json`` adds the old ratio and flags rows whose
@@ -157,6 +157,30 @@ def import_cpu_times(repeat: int) -> tuple[float, float]:
     return best[False], best[True]
 
 
+_AUTOLOAD_SHARE = """
+import time
+start = time.process_time()
+import torch
+middle = time.process_time()
+torch._import_device_backends()  # what `import torch` runs when TORCH_DEVICE_BACKEND_AUTOLOAD is not 0
+print(middle - start, time.process_time() - middle)
+"""
+
+
+def autoload_cpu_share(repeat: int) -> tuple[float, float]:
+    """(CPU seconds of ``import torch`` with autoload off, the same plus the autoload's own CPU seconds), both
+    measured in one fresh process (autoload run right after the import, as ``import torch`` would run it), best of
+    ``repeat`` processes: steadier than comparing whole processes, whose CPU time varies by more than the
+    autoload costs."""
+    best_import, best_autoload = float("inf"), float("inf")
+    for _ in range(repeat):
+        out = subprocess.run([sys.executable, "-c", _AUTOLOAD_SHARE], check=True, capture_output=True, text=True,
+                             env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0", "PATH": "/usr/bin:/bin"})
+        imported, autoload = (float(x) for x in out.stdout.split())
+        best_import, best_autoload = min(best_import, imported), min(best_autoload, autoload)
+    return best_import, best_import + best_autoload
+
+
 def eager_rows(quick: bool) -> list[Row]:
     r = 2 if quick else 5
     rows = []
@@ -180,6 +204,8 @@ def eager_rows(quick: bool) -> list[Row]:
     rows.append(Row("import torch, autoload on", "autoload off", without, with_, 1.05))
     without, with_ = import_cpu_times(3 if quick else 7)
     rows.append(Row("import torch, autoload on, CPU time", "autoload off", without, with_, 1.05))
+    without, with_ = autoload_cpu_share(3 if quick else 7)
+    rows.append(Row("import torch, autoload on, CPU time in one process", "autoload off", without, with_, 1.05))
     base, ours = copy_out(256 << 20, 1 if quick else 2, 2 if quick else 3)
     rows.append(Row("256 MiB d.cpu()", "host a.clone()", base, ours, 1.10))
     return rows
@@ -218,14 +244,16 @@ def compile_rows(quick: bool) -> list[Row]:
 
 # ---- native interface check ----------------------------------------------------------------------------------------
 def interface_rows() -> list[Row]:
-    """Times ``scripts/check_native_interfaces.py`` on the upstream wheel and a combined wheel built from it."""
+    """Times ``scripts/check_native_interfaces.py`` (a fresh process each) on the upstream wheel and a combined wheel
+    built from it, in a private cache directory: first with the cache empty (reported in the note: unpacking and
+    probing upstream), then cold -- a new process, upstream's unpacked tree and probe cached as after any earlier
+    check -- and ``--full-elf --full-api``."""
     import tempfile
 
     sys.path.insert(0, str(REPO / "src"))
     sys.path.insert(0, str(REPO / "tests" / "tools"))  # test fixtures: fake wheels
     from fake_wheels import fake_backend_wheel
 
-    from catch_tools.interfaces.check import run_check
     from catch_tools.pin import load_pin
     from catch_tools.upstream import release_wheel
     from catch_tools.wheel.overlay import build_overlay
@@ -238,23 +266,20 @@ def interface_rows() -> list[Row]:
         (tmp / "patches" / "series").write_text("")
         combined = build_overlay(upstream_wheel=upstream, backend_wheel=fake_backend_wheel(tmp / "backend"),
                                  series_dir=tmp / "patches", pin=pin, out_dir=tmp / "out").wheel
-        env_cache = os.environ.get("CATCH_CACHE")
-        os.environ["CATCH_CACHE"] = str(tmp / "cache")  # cold: nothing probed or unpacked yet
-        try:
+        env = dict(os.environ, CATCH_CACHE=str(tmp / "cache"))
+        script = str(REPO / "scripts" / "check_native_interfaces.py")
+
+        def timed(*extra: str) -> float:
             start = time.perf_counter()
-            run_check(upstream, combined)
-            cold = time.perf_counter() - start
-        finally:
-            if env_cache is None:
-                os.environ.pop("CATCH_CACHE", None)
-            else:
-                os.environ["CATCH_CACHE"] = env_cache
-        cmd = [sys.executable, str(REPO / "scripts" / "check_native_interfaces.py"), "--full-elf", "--full-api",
-               str(upstream), str(combined)]
-        start = time.perf_counter()
-        subprocess.run(cmd, check=False, capture_output=True)
-        full = time.perf_counter() - start
-    return [Row("interface check, cold", "", None, cold, 5.0, kind="seconds"),
+            subprocess.run([sys.executable, script, *extra, str(upstream), str(combined)], check=False,
+                           capture_output=True, env=env)
+            return time.perf_counter() - start
+
+        empty = timed()
+        cold = min(timed() for _ in range(2))
+        full = timed("--full-elf", "--full-api")
+    return [Row("interface check, cold (new process, upstream cached)", "", None, cold, 5.0, kind="seconds",
+                note=f"empty cache {empty:.1f} s"),
             Row("interface check, --full-elf --full-api", "", None, full, 60.0, kind="seconds")]
 
 
@@ -332,8 +357,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (noisier, a few minutes)")
     parser.add_argument("--skip-compile", action="store_true", help="leave out the graph-mode rows")
     parser.add_argument("--skip-apply", action="store_true", help="leave out the patch engine rows (bench_apply.py)")
-    parser.add_argument("--interface-check", action="store_true",
-                        help="also time the native interface check (needs the upstream wheel; minutes)")
+    parser.add_argument("--skip-interface-check", action="store_true",
+                        help="leave out the native interface check (it needs the upstream wheel; about 2 minutes)")
+    parser.add_argument("--interface-check", action="store_true", help=argparse.SUPPRESS)  # the default now
     parser.add_argument("--compare", type=Path, metavar="OLD.json", help="a results file of an earlier run")
     parser.add_argument("--tolerance", type=float, default=0.10, help="ratio growth counted as a regression")
     parser.add_argument("--out", type=Path, help="JSON file to write (default benchmarks/results/<time>.json)")
@@ -351,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += compile_rows(args.quick)
     if not args.skip_apply:
         rows += apply_rows(args.quick)
-    if args.interface_check:
+    if not args.skip_interface_check:
         rows += interface_rows()
     load_after = os.getloadavg()
 

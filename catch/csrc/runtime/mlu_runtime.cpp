@@ -490,6 +490,24 @@ Status memcpy(void* dst, const void* src, std::size_t bytes, MemcpyKind kind) {
   return Status::Success;
 }
 
+Status memcpyWith(void* dst, const void* src, std::size_t bytes, MemcpyKind kind,
+                  const std::function<void(void*, const void*, std::size_t)>& move) {
+  if (bytes == 0) return Status::Success;
+  void* hd = nullptr;
+  const void* hs = nullptr;
+  Status st = resolve(dst, src, bytes, kind, &hd, &hs);
+  if (st != Status::Success) return st;
+  int device = copyDevice(dst, src, kind);
+  auto t0 = std::chrono::steady_clock::now();
+  move(hd, hs, bytes);
+  if (device >= 0 && device < kMaxDevices) {
+    g_copy_ns[device].fetch_add(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count(),
+        std::memory_order_relaxed);
+  }
+  return Status::Success;
+}
+
 Status memcpyAsync(void* dst, const void* src, std::size_t bytes, MemcpyKind kind, Queue* q) {
   if (q == nullptr) return Status::InvalidValue;
   if (bytes == 0) return Status::Success;

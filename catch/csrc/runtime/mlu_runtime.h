@@ -93,6 +93,10 @@ bool queueIdle(const Queue* q);
 
 Status memcpy(void* dst, const void* src, std::size_t bytes, MemcpyKind kind);
 Status memcpyAsync(void* dst, const void* src, std::size_t bytes, MemcpyKind kind, Queue* q);
+// As memcpy (validated, timed), but move(host_dst, host_src, bytes) moves the bytes: e.g. the CPU copy kernel,
+// parallel and vectorized, for large copies.
+Status memcpyWith(void* dst, const void* src, std::size_t bytes, MemcpyKind kind,
+                  const std::function<void(void*, const void*, std::size_t)>& move);
 // Nanoseconds spent in copies to or from `device`'s memory (sync and async).
 std::int64_t copyBusyNs(int device);
 

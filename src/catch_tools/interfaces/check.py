@@ -18,7 +18,7 @@ from catch_tools.interfaces.files import check_files
 from catch_tools.interfaces.pair import WheelPair
 from catch_tools.interfaces.pyapi import check_api
 from catch_tools.interfaces.report import LayerResult, Report
-from catch_tools.interfaces.schemas import BACKEND_NAMESPACES, Probes, check_schemas, runtime_facts
+from catch_tools.interfaces.schemas import BACKEND_NAMESPACES, BACKEND_PACKAGE, Probes, check_schemas, runtime_facts
 from catch_tools.progress import Reporter
 
 ALL_LAYERS = (0, 1, 2, 3)
@@ -41,6 +41,9 @@ def run_check(upstream: Path, combined: Path, layers: Iterable[int] = ALL_LAYERS
     with WheelPair(upstream, combined, cache=cache) as pair:
         probes = Probes(pair, python)
         try:
+            wanted = set(layers)
+            if 2 in wanted or (1 in wanted and runtime):  # probes overlap with layer 0 and with each other
+                probes.prefetch(backend=2 in wanted and pair.new.get(f"{BACKEND_PACKAGE}/__init__.py") is not None)
             for layer in sorted(set(layers)):
                 start = time.perf_counter()
                 if progress is not None:

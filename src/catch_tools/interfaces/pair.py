@@ -13,7 +13,9 @@ import contextlib
 import hashlib
 import os
 import shutil
+import subprocess
 import tempfile
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -61,8 +63,10 @@ class WheelPair:
             raise
         self.up_di = _dist_info(self.up)
         self.new_di = _dist_info(self.new)
-        self._tmp = tempfile.TemporaryDirectory(prefix="catch-ifcheck-")
+        self._tmp_path = Path(tempfile.mkdtemp(prefix="catch-ifcheck-"))
         self._trees: dict[str, Path] = {}
+        self._trees_lock = threading.RLock()  # layers and the probes' prefetch thread share the trees
+        self._identical: dict[str, bool] = {}
         self.cache = cache
         self._up_sha: str | None = None
 
@@ -73,10 +77,24 @@ class WheelPair:
         self.close()
 
     def close(self) -> None:
-        """Close both wheels and remove unpacked trees."""
+        """Close both wheels and remove unpacked trees.
+
+        A tree of the combined wheel (hundreds of directories of hard links) takes seconds to delete on a busy disk,
+        so a directory with trees is removed by a detached ``rm -rf`` that outlives this process; without ``rm``
+        (or when it cannot start) it is removed here.
+        """
         self.up.close()
         self.new.close()
-        self._tmp.cleanup()
+        if not self._tmp_path.exists():
+            return
+        if self._trees and shutil.which("rm"):
+            try:
+                subprocess.Popen(["rm", "-rf", "--", str(self._tmp_path)], stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                return
+            except OSError:
+                pass
+        shutil.rmtree(self._tmp_path, ignore_errors=True)
 
     def counterpart(self, up_name: str) -> str:
         """Name in the combined wheel of upstream member ``up_name`` (``.dist-info`` renamed)."""
@@ -84,16 +102,19 @@ class WheelPair:
         return f"{self.new_di}/{up_name[len(prefix):]}" if up_name.startswith(prefix) else up_name
 
     def raw_identical(self, up_member: RawMember) -> bool:
-        """True when the combined wheel has the member with the same compressed bytes (see module doc)."""
+        """True when the combined wheel has the member with the same compressed bytes (see module doc; the answer is
+        remembered per member: layers 0, 1 and 3 and the unpacking all ask)."""
+        known = self._identical.get(up_member.name)
+        if known is not None:
+            return known
         other = self.new.get(self.counterpart(up_member.name))
-        if other is None:
-            return False
-        same_meta = (other.method, other.crc, other.file_size, other.compress_size) == (
+        same = other is not None and (other.method, other.crc, other.file_size, other.compress_size) == (
             up_member.method, up_member.crc, up_member.file_size, up_member.compress_size)
-        if not same_meta:
-            return False
-        with self.up.raw(up_member) as a, self.new.raw(other) as b:
-            return a == b
+        if same and other is not None:
+            with self.up.raw(up_member) as a, self.new.raw(other) as b:
+                same = a == b
+        self._identical[up_member.name] = same
+        return same
 
     def upstream_sha256(self) -> str:
         """Hex sha256 of the upstream wheel file (computed once; the key of the caches)."""
@@ -111,6 +132,10 @@ class WheelPair:
         Combined members raw identical to upstream are hard-linked from the upstream tree when it exists (saves
         decompressing libtorch twice). Executable modes are kept.
         """
+        with self._trees_lock:
+            return self._tree(which, keep)
+
+    def _tree(self, which: str, keep: Callable[[str], bool] | None) -> Path:
         key = which if keep is None else f"{which}-filtered"
         for cached in (which, key):
             if cached in self._trees:
@@ -122,7 +147,7 @@ class WheelPair:
         up_root = None
         if which == "combined":
             up_root = self._trees.get("upstream" if keep is None else "upstream-filtered", self._trees.get("upstream"))
-        root = Path(self._tmp.name) / key
+        root = self._tmp_path / key
         self._unpack(reader, root, keep, up_root)
         self._trees[key] = root
         return root

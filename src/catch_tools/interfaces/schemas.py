@@ -19,13 +19,15 @@ told apart by probing upstream with the same ``torch.*`` modules imported.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -49,28 +51,76 @@ class Probes:
     def __init__(self, pair: WheelPair, python: str | None = None):
         self.pair = pair
         self.python = python or sys.executable
-        self._cache: dict[tuple[str, str], dict[str, Any]] = {}
+        self._results: dict[tuple[str, str], Future[dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
         self._tmp = tempfile.TemporaryDirectory(prefix="catch-probe-")
 
     def close(self) -> None:
-        """Remove probe files."""
+        """Wait for prefetched probes, remove probe files."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
         self._tmp.cleanup()
+
+    def prefetch(self, backend: bool) -> None:
+        """Start the plain probes of both wheels (and with ``backend`` the combined wheel's backend probe, once
+        upstream's schemas are known) in background threads, so that they overlap with each other and with the
+        layers that need no probe; :meth:`run` then waits for their results. Errors surface from :meth:`run`."""
+        if self._pool is not None:
+            return
+        self._pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="catch-probe")
+
+        def plain(which: str) -> None:
+            self.pair.tree("upstream")  # the combined tree hard-links upstream's files: upstream first
+            self.pair.tree(which)
+            self.run(which)
+
+        def with_backend() -> None:
+            old = self.run("upstream")
+            if "schemas" in old:
+                self.run("combined", "backend", BACKEND_PACKAGE, bc_against=old["schemas"])
+
+        def quiet(fn: Any, *args: Any) -> None:
+            with contextlib.suppress(Exception):  # the layer that needs the result runs it again and reports
+                fn(*args)
+
+        for which in ("upstream", "combined"):
+            self._pool.submit(quiet, plain, which)
+        if backend:
+            self._pool.submit(quiet, with_backend)
 
     def run(self, which: str, mode: str = "plain", arg: str | None = None,
             bc_against: list[str] | None = None) -> dict[str, Any]:
-        """Probe ``which`` ("upstream"/"combined") in ``mode`` (see :mod:`._probe`); cached per (which, mode).
+        """Probe ``which`` ("upstream"/"combined") in ``mode`` (see :mod:`._probe`); cached per (which, mode); a
+        probe already running (see :meth:`prefetch`) is waited for, not started twice.
 
         Raises:
             ProbeError: the child failed (last stderr line quoted), or imported torch from outside the tree.
         """
         key = (which, mode)
-        if key in self._cache:
-            return self._cache[key]
+        with self._lock:
+            future = self._results.get(key)
+            owner = future is None
+            if future is None:
+                future = self._results[key] = Future()
+        if not owner:
+            return future.result()
+        try:
+            result = self._run(which, mode, arg, bc_against)
+        except BaseException as err:
+            with self._lock:  # a failed probe may be retried (the error is reported by the caller)
+                del self._results[key]
+            future.set_exception(err)
+            raise
+        future.set_result(result)
+        return result
+
+    def _run(self, which: str, mode: str, arg: str | None, bc_against: list[str] | None) -> dict[str, Any]:
         tree = self.pair.tree(which)
         stored = self._stored_path(which, mode, bc_against)
         if stored is not None and stored.is_file():
-            self._cache[key] = json.loads(stored.read_text())
-            return self._cache[key]
+            cached: dict[str, Any] = json.loads(stored.read_text())
+            return cached
         work = Path(self._tmp.name) / f"{which}-{mode}"
         work.mkdir(parents=True, exist_ok=True)
         out = work / "out.json"
@@ -97,7 +147,6 @@ class Probes:
         result: dict[str, Any] = json.loads(out.read_text())
         if not Path(result["torch_file"]).resolve().is_relative_to(tree.resolve()):
             raise ProbeError(f"probe imported torch from {result['torch_file']}, not from the unpacked {which} wheel")
-        self._cache[key] = result
         if stored is not None:
             stored.parent.mkdir(parents=True, exist_ok=True)
             staging = stored.with_name(f"{stored.name}.{os.getpid()}.tmp")
