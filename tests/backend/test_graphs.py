@@ -181,5 +181,6 @@ def test_graph_annotations_degrade_to_a_no_op(tmp_path):
     assert torch.equal(y.cpu(), torch.full((2,), 2.0))
     assert dict(ga.get_kernel_annotations()) == {} and dict(ga.get_kernel_py_stacks()) == {}
     ga.dump_kernel_py_stacks(str(tmp_path / "s.json.gz"))
-    assert json.loads(gzip.open(tmp_path / "s.json.gz", "rt").read()) == {}
+    with gzip.open(tmp_path / "s.json.gz", "rt") as f:
+        assert json.load(f) == {}
     ga.clear_kernel_annotations()

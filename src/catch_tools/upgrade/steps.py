@@ -268,7 +268,9 @@ def step_demo(ctx: Context) -> str:
     scratch = ctx.work / "demo-cwd"
     scratch.mkdir(exist_ok=True)
     script = scratch / "train_digits.py"
-    shutil.copyfile(ctx.project / "examples" / "train_digits.py", script)
+    for name in ("train_digits.py", "_demo.py"):  # the demo and the helpers the examples share (examples/_demo.py)
+        if (ctx.project / "examples" / name).exists():
+            shutil.copyfile(ctx.project / "examples" / name, scratch / name)
     env = {k: v for k, v in ctx.env().items() if k not in ("CATCH_ROOT", "PYTHONPATH")}
     out = ctx.run("demo", [str(python), str(script), "--device", "mlu", "--seed", "0", "--epochs",
                            str(ctx.demo_epochs)], cwd=scratch, next_action=nxt, env=env)
