@@ -222,8 +222,8 @@ def step_suite(ctx: Context) -> str:
     proof = ctx.run("suite", [str(ctx.venv_python), "scripts/prove_patches.py"], next_action=(
         f"a patch's test no longer fails on upstream {ctx.release} (upstreamed?) or fails patched: see "
         f"{ctx.log('suite')}; drop or fix the patch (scripts/rebase.py), then scripts/upgrade.py"))
-    proved = [ln for ln in proof.splitlines() if ln.strip()][-1:]
-    return f"{summary[-1].strip('= ') if summary else 'tests passed'}; proof gate: {' '.join(proved)}"
+    proven = sum(1 for ln in proof.splitlines() if ln.startswith("proven: "))
+    return f"{summary[-1].strip('= ') if summary else 'tests passed'}; proof gate: {proven} patches proven"
 
 
 def step_wheel(ctx: Context) -> str:
