@@ -344,8 +344,10 @@ def run(ctx: Context, start: str | None = None, progress: Callable[[str], None] 
     if state.get("release") != ctx.release:
         state = {"release": ctx.release, "steps": {}, "outputs": {}}
     results: dict[str, dict[str, Any]] = state.setdefault("steps", {})
-    if state.get("sources") != sources:  # patches/ or catch/ changed (fetch's manifest edit is part of patches/)
-        for name in list(STEPS)[1:]:
+    if state.get("sources") != sources:
+        # patches/ or catch/ changed, or this is another checkout (the canary's scratch clone) whose manifest lacks
+        # fetch's wheel_version edit: every step reruns, fetch included (cheap: the wheel is cached)
+        for name in list(STEPS):
             results.pop(name, None)
     if start is not None:
         for name in list(STEPS)[list(STEPS).index(start):]:
