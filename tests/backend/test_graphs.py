@@ -137,3 +137,50 @@ def test_make_graphed_function_grads_match_eager():
     f(x).sum().backward()
     torch.testing.assert_close(out.detach().cpu(), f(x).detach().cpu())
     torch.testing.assert_close(gx.cpu(), x.grad.cpu())
+
+
+def test_export_hooks_dump_the_captured_ops(tmp_path):
+    """torch.cuda.graphs.export_dot / export_graph_data (torch 2.14) on mlu: the hooks run when the capture ends and
+    write the ops the capture recorded (the same ops debug_dump lists), in queue order; a removed hook does not run."""
+    import pickle
+
+    x = torch.ones(4, device="mlu")
+    g = torch.mlu.MLUGraph()
+    g.register_capture_end_hook(torch.mlu.graphs.export_dot(str(tmp_path / "g.dot")))
+    g.register_post_instantiate_hook(torch.mlu.export_graph_data(str(tmp_path / "g.pkl")))
+    removed = g.register_capture_end_hook(torch.mlu.export_dot(str(tmp_path / "removed.dot")))
+    removed.remove()
+    with torch.mlu.graph(g):
+        y = (x * 2).add_(1).sum()
+    g.debug_dump(str(tmp_path / "dump.txt"))
+    ops = [line.split(" ", 1)[0] for line in (tmp_path / "dump.txt").read_text().splitlines()]
+    assert ops == ["aten.mul.Tensor", "aten.add_.Tensor", "aten.sum.default"]
+    dot = (tmp_path / "g.dot").read_text()
+    assert dot.startswith("digraph") and [op in dot for op in ops] == [True] * 3
+    assert "n0 -> n1;" in dot and "n1 -> n2;" in dot and "n2 -> n3" not in dot
+    data = pickle.loads((tmp_path / "g.pkl").read_bytes())
+    assert [n["op"] for n in data["nodes"]] == ops and data["edges"] == [(0, 1), (1, 2)]
+    assert not (tmp_path / "removed.dot").exists()
+    g.replay()
+    assert y.item() == 12
+
+
+def test_graph_annotations_degrade_to_a_no_op(tmp_path):
+    """torch.cuda.graph_annotations (torch 2.14) without graph node ids: is_available() False, mark_kernels records
+    nothing, as upstream documents for a CUDA driver without cudaGraphNodeGetToolsId."""
+    import gzip
+    import json
+
+    ga = torch.mlu.graph_annotations
+    assert ga.is_available() is False
+    g = torch.mlu.MLUGraph()
+    x = torch.ones(2, device="mlu")
+    with torch.mlu.graph(g), ga.mark_kernels({"name": "phase_A"}):
+        y = x + 1
+    g.replay()
+    assert torch.equal(y.cpu(), torch.full((2,), 2.0))
+    assert dict(ga.get_kernel_annotations()) == {} and dict(ga.get_kernel_py_stacks()) == {}
+    ga.dump_kernel_py_stacks(str(tmp_path / "s.json.gz"))
+    with gzip.open(tmp_path / "s.json.gz", "rt") as f:
+        assert json.load(f) == {}
+    ga.clear_kernel_annotations()

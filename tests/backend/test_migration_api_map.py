@@ -1,7 +1,8 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""The shared CUDA -> mlu API table (torch_mlu/contrib/api_map.csv) against torch.cuda's real surface in 2.13."""
+"""The shared CUDA -> mlu API table (torch_mlu/contrib/api_map.csv) against torch.cuda's real surface in the installed
+torch (2.13 in CI, 2.15 in the upgrade): rows with ``since`` name what newer releases added."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from torch_mlu.contrib.api_map import ApiMap, _parse, load_api_map
 
 def test_every_public_torch_cuda_name_is_classified() -> None:
     surface = cuda_public_surface()
-    table = load_api_map()
+    table = load_api_map().available(torch.__version__)
     missing = [name for name in surface if table.get(name) is None]
     assert not missing, f"torch.cuda names the table does not classify: {missing}"
 
@@ -34,9 +35,28 @@ def test_surface_is_the_real_one() -> None:
 
 
 def test_every_row_names_a_real_torch_api() -> None:
-    """No stale rows: every classified name exists in the installed torch."""
-    for api in load_api_map().entries:
+    """No stale rows: every classified name exists in the installed torch, unless its ``since`` is newer."""
+    for api in load_api_map().available(torch.__version__).entries:
         pkgutil.resolve_name(api)
+
+
+def test_since_is_true_for_the_installed_torch() -> None:
+    """A row's ``since`` is a fact about torch: names newer than the installed torch are not in its surface, and on a
+    torch at or after ``since`` they are (the other test checks that)."""
+    table = load_api_map()
+    newer = [e.api for e in table.entries.values() if not e.available_in(torch.__version__)]
+    present = sorted(set(newer) & set(cuda_public_surface()))
+    assert not present, f"rows marked newer than torch {torch.__version__} name APIs it has: {present}"
+
+
+def test_available_follows_since() -> None:
+    rows = _parse("api,status,mlu,reason,since\ntorch.cuda.a,unsupported,,old\ntorch.cuda.b,unsupported,,new,2.15.0\n",
+                  "t.csv")
+    table = ApiMap(rows)
+    assert set(table.available("2.13.0+cpu").entries) == {"torch.cuda.a"}
+    assert set(table.available("2.15.0").entries) == {"torch.cuda.a", "torch.cuda.b"}
+    assert set(table.available("2.15.0a0+git1234").entries) == {"torch.cuda.a", "torch.cuda.b"}
+    assert set(table.available("2.16.1+cu132").entries) == {"torch.cuda.a", "torch.cuda.b"}
 
 
 def test_mapped_targets_exist_and_are_mlu() -> None:
@@ -78,6 +98,7 @@ def test_resolve_longest_prefix_and_unknown_names() -> None:
     [
         ("api,status,target,reason\n", "header must be"),
         ("api,status,mlu,reason\ntorch.cuda.x,maybe,,why\n", "status must be one of"),
+        ("api,status,mlu,reason,since\ntorch.cuda.x,unsupported,,why,2.15\n", "since must be a release"),
         ("api,status,mlu,reason\ntorch.cuda.x,mapped,,\n", "needs an mlu equivalent"),
         ("api,status,mlu,reason\ntorch.cuda.ok,mapped,torch.mlu.ok,\ntorch.cuda.x,unsupported,,\n", "needs a reason"),
     ],

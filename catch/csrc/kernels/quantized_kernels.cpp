@@ -6,7 +6,8 @@
 //
 //   quantize_int8:   float32 -> int8/uint8, q = clamp(round_half_even(x * (1/scale) + zero_point)), the
 //                    product and sum rounded once to float32 (as the FMA in ATen's CPU quantizer, fbgemm's
-//                    Quantize), so the result equals torch.quantize_per_tensor(...).int_repr()
+//                    Quantize), so the result equals torch.quantize_per_tensor(...).int_repr(); from torch 2.14 on,
+//                    q = clamp(zero_point + round_half_even(float(x * (1/scale)))), as fbgemm there (see the kernel)
 //   int8_mm:         int32 acc[m, n] = sum_k (a[m, k] - a_zp) * b[n, k]      (a int8/uint8, b int8)
 //   int8_linear:     y[.., n] = float(acc) * (float(x_scale) * w_scale[n]) + bias[n]       (float32)
 //   int8_conv2d_acc: the int32 accumulator of a conv over (x - x_zp) and w, as im2col + int8_mm
@@ -33,6 +34,7 @@
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
+#include <torch/headeronly/version.h>
 #include <torch/library.h>
 
 #include <algorithm>
@@ -207,8 +209,16 @@ at::Tensor quantize_int8(const at::Tensor& self, double scale, int64_t zero_poin
     auto quant = [&](auto* dst) {
       at::parallel_for(0, x.numel(), 4096, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
-          // float * float is exact in double; one rounding to float then matches a fused multiply-add.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 14)
+          // torch >= 2.14: the fbgemm it ships adds zero_point after rounding (fbgemm/QuantUtils.h: Quantize<T> lost
+          // its LEGACY parameter, "Adding zero_point after rounding matches PyTorch behavior"), so an odd zero_point
+          // no longer moves the ties: q = zp + round_half_even(float(x * (1/scale))).
+          float q = static_cast<float>(zp) + std::nearbyint(src[i] * static_cast<float>(inv));
+#else
+          // torch 2.13: zero_point added before rounding (fbgemm's LEGACY Quantize, vectorized as a fused
+          // multiply-add): float * float is exact in double; one rounding to float then matches the FMA.
           float q = std::nearbyint(static_cast<float>(static_cast<double>(src[i]) * inv + zp));
+#endif
           q = std::fmin(std::fmax(q, lo), hi);  // fmax(NaN, lo) = lo: a NaN input becomes qmin, not UB
           dst[i] = static_cast<std::remove_pointer_t<decltype(dst)>>(q);
         }

@@ -14,6 +14,10 @@ Columns:
   unchanged object for exception types that mlu never raises).
 - ``mlu``: dotted path of the equivalent object, importable once ``torch_mlu`` is loaded (empty when unsupported).
 - ``reason``: why, for unsupported and not-applicable rows; a note for mapped rows.
+- ``since``: the torch release that added the name, for names newer than 2.13 (empty: 2.13 has it). One table
+  serves every torch the backend builds on: :meth:`ApiMap.available` leaves out the rows the installed torch is too old
+  for, and a test checks both sides (the name exists from ``since`` on, and not before). Rows written before the
+  column existed have four fields; a short row reads as an empty ``since``.
 
 A row whose ``api`` is a prefix of other rows is a namespace (module); all its public names have rows of their own.
 """
@@ -23,6 +27,7 @@ from __future__ import annotations
 import csv
 import functools
 import io
+import re
 from dataclasses import dataclass
 from importlib import resources
 
@@ -41,6 +46,12 @@ class ApiEntry:
     status: str
     mlu: str
     reason: str
+    since: str = ""
+
+    def available_in(self, torch_version: str) -> bool:
+        """Whether torch ``torch_version`` (``"2.13.0+cpu"``, ``"2.15.0"``) has this name: no ``since``, or a release
+        at or after it."""
+        return not self.since or _release(torch_version) >= _release(self.since)
 
     def message(self) -> str:
         """One-line explanation for errors, warnings and reports."""
@@ -62,6 +73,10 @@ class ApiMap:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    def available(self, torch_version: str) -> ApiMap:
+        """The rows whose names exist in torch ``torch_version`` (see ``since``)."""
+        return ApiMap([e for e in self.entries.values() if e.available_in(torch_version)])
 
     def get(self, api: str) -> ApiEntry | None:
         """The row for exactly ``api``, or None."""
@@ -88,14 +103,24 @@ class ApiMap:
         return None, ""
 
 
+def _release(version: str) -> tuple[int, ...]:
+    """``"2.15.0+cu132"`` -> (2, 15, 0); a pre-release counts as its release (``2.15.0a0`` has 2.15's names)."""
+    match = re.match(r"([0-9]+)\.([0-9]+)(?:\.([0-9]+))?", version)
+    if match is None:
+        raise ValueError(f"not a torch version: {version!r}")
+    return tuple(int(p or 0) for p in match.groups())
+
+
 def _parse(text: str, source: str) -> list[ApiEntry]:
     reader = csv.DictReader(io.StringIO(text))
-    if reader.fieldnames != ["api", "status", "mlu", "reason"]:
-        raise ValueError(f"{source}:1: header must be api,status,mlu,reason, got {reader.fieldnames}")
+    if reader.fieldnames not in (["api", "status", "mlu", "reason"], ["api", "status", "mlu", "reason", "since"]):
+        raise ValueError(f"{source}:1: header must be api,status,mlu,reason[,since], got {reader.fieldnames}")
     entries: list[ApiEntry] = []
     for row in reader:
-        entry = ApiEntry(row["api"], row["status"], row["mlu"], row["reason"])
+        entry = ApiEntry(row["api"], row["status"], row["mlu"], row["reason"], row.get("since") or "")
         where = f"{source}:{reader.line_num}"
+        if entry.since and not re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", entry.since):
+            raise ValueError(f"{where}: since must be a release (X.Y.Z), got {entry.since!r}")
         if entry.status not in STATUSES:
             raise ValueError(f"{where}: status must be one of {', '.join(STATUSES)}, got {entry.status!r}")
         if entry.status != "unsupported" and not entry.mlu:

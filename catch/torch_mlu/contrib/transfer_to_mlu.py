@@ -218,7 +218,7 @@ def _unsupported_stub(entry: ApiEntry, original: Any = None) -> type:
 
 
 def _patch_api_table() -> None:
-    table = load_api_map()
+    table = load_api_map().available(torch.__version__)  # rows for names newer than this torch stay out
     for api in sorted(table.entries):
         entry = table.entries[api]
         if api in table.namespaces or "." not in api:

@@ -17,9 +17,19 @@ from typing import Any
 import torch
 
 from torch_mlu import _C
-from torch_mlu.mlu import _typed, _utils, amp, cncl, cnpx, graphs, memory, profiler, random, streams
+from torch_mlu.mlu import (
+    _typed, _utils, amp, cncl, cnpx, graph_annotations, graphs, memory, profiler, random, streams,
+)
 from torch_mlu.mlu._utils import _get_device_index
-from torch_mlu.mlu.graphs import MLUGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables
+from torch_mlu.mlu.graphs import (
+    MLUGraph,
+    export_dot,
+    export_graph_data,
+    graph,
+    graph_pool_handle,
+    is_current_stream_capturing,
+    make_graphed_callables,
+)
 from torch_mlu.mlu.memory import (
     _dump_snapshot,
     _record_memory_history,
@@ -93,10 +103,12 @@ __all__ = [
     "StreamContext", "amp", "caching_allocator_alloc", "caching_allocator_delete", "caching_allocator_disabled",
     "caching_allocator_enable", "can_device_access_peer", "clock_rate", "check_error", "cncl", "cnpx", "current_device",
     "current_stream", "default_generators", "default_stream", "device", "device_count", "device_memory_used",
-    "device_of", "empty_cache", "fallback_report", "get_allocator_backend", "get_amp_supported_dtype",
+    "device_of", "empty_cache", "export_dot", "export_graph_data", "fallback_report", "get_allocator_backend",
+    "get_amp_supported_dtype",
     "get_arch_list", "get_device_capability", "get_device_name", "get_device_properties", "get_gencode_flags",
     "get_per_process_memory_fraction", "get_rng_state", "get_rng_state_all", "get_stream_from_external",
-    "get_sync_debug_mode", "graph", "graph_pool_handle", "graphs", "has_half", "has_magma", "host_memory_stats",
+    "get_sync_debug_mode", "graph", "graph_annotations", "graph_pool_handle", "graphs", "has_half", "has_magma",
+    "host_memory_stats",
     "host_memory_stats_as_nested_dict", "init", "initial_seed", "ipc_collect", "is_available", "is_bf16_supported",
     "is_current_stream_capturing", "is_initialized", "is_tf32_supported", "list_gpu_processes",
     "make_graphed_callables", "manual_seed", "manual_seed_all", "max_memory_allocated", "max_memory_cached",

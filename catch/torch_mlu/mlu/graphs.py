@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gc
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -34,7 +35,8 @@ from torch.utils._pytree import tree_flatten
 
 from torch_mlu.mlu.streams import Stream, StreamContext, current_stream
 
-__all__ = ["MLUGraph", "graph", "graph_pool_handle", "is_current_stream_capturing", "make_graphed_callables"]
+__all__ = ["MLUGraph", "export_dot", "export_graph_data", "graph", "graph_pool_handle", "is_current_stream_capturing",
+           "make_graphed_callables"]
 
 _state = threading.local()
 _pool_ids = iter(range(1, 2**62))
@@ -106,6 +108,9 @@ class MLUGraph:
         self._pool: tuple[int, int] | None = None
         self._capture_stream: torch.Stream | None = None
         self._captured = False
+        # OrderedDict: RemovableHandle keeps a weak reference to the dict (a plain dict cannot have one)
+        self._capture_end_hooks: OrderedDict[int, Callable[[MLUGraph], None]] = OrderedDict()
+        self._post_instantiate_hooks: OrderedDict[int, Callable[[MLUGraph], None]] = OrderedDict()
 
     def capture_begin(self, pool: tuple[int, int] | None = None, capture_error_mode: str = "global") -> None:
         """Start recording on this thread. ``pool`` (from :func:`graph_pool_handle` or another graph's
@@ -131,6 +136,10 @@ class MLUGraph:
         _state.graph = None
         rec.restore()
         self._captured = True
+        # A recording is ready to replay when the capture ends: capture-end hooks, then post-instantiate hooks (torch
+        # 2.14's CUDAGraph hooks, the ones torch.cuda.graphs.export_dot/export_graph_data return).
+        for hook in [*self._capture_end_hooks.values(), *self._post_instantiate_hooks.values()]:
+            hook(self)
 
     def replay(self) -> None:
         """Issue the captured work again on the current queue; results land in the captured tensors."""
@@ -160,6 +169,30 @@ class MLUGraph:
 
     def instantiate(self) -> None:
         """No-op: a recording is ready to replay when the capture ends."""
+
+    def register_capture_end_hook(self, fn: Callable[[MLUGraph], None]) -> Any:
+        """Run ``fn(graph)`` when a capture of this graph ends; returns a handle whose ``remove()`` unregisters it."""
+        from torch.utils.hooks import RemovableHandle
+
+        handle = RemovableHandle(self._capture_end_hooks)
+        self._capture_end_hooks[handle.id] = fn
+        return handle
+
+    def register_post_instantiate_hook(self, fn: Callable[[MLUGraph], None]) -> Any:
+        """Run ``fn(graph)`` once the graph is ready to replay (at the end of each capture: a recording needs no
+        separate instantiation); returns a handle whose ``remove()`` unregisters it."""
+        from torch.utils.hooks import RemovableHandle
+
+        handle = RemovableHandle(self._post_instantiate_hooks)
+        self._post_instantiate_hooks[handle.id] = fn
+        return handle
+
+    def get_graph_data(self) -> dict[str, Any]:
+        """The captured work as data: ``{"nodes": [{"id", "op", "shapes"}], "edges": [(i, i + 1)]}``; the ops run in
+        capture order on one queue, so each depends on the one before."""
+        nodes = [{"id": i, "op": str(func), "shapes": [tuple(t.shape) for t in _tensors(args)]}
+                 for i, (func, args, _kwargs, _out) in enumerate(self._ops)]
+        return {"nodes": nodes, "edges": [(i, i + 1) for i in range(len(nodes) - 1)]}
 
     def enable_debug_mode(self) -> None:
         """Accepted for compatibility; :meth:`debug_dump` always works."""
@@ -299,6 +332,38 @@ def make_graphed_callables(callables: Any, sample_args: Any, num_warmup_iters: i
         else:
             result.append(_graphed(func, args, (), num_warmup_iters, allow_unused_input, pool))
     return result[0] if just_one else tuple(result)
+
+
+def export_dot(path: str, *, verbose: bool = True) -> Callable[[MLUGraph], None]:
+    """A capture-end hook (:meth:`MLUGraph.register_capture_end_hook`) that writes the captured graph to ``path`` in
+    Graphviz DOT: one node per captured op (with its input shapes when ``verbose``), edges in queue order
+    (``torch.cuda.graphs.export_dot``, new in torch 2.14)."""
+
+    def _hook(g: MLUGraph) -> None:
+        data = g.get_graph_data()
+        lines = ["digraph MLUGraph {"]
+        for node in data["nodes"]:
+            label = node["op"] + (f"\\n{node['shapes']}" if verbose else "")
+            lines.append(f'  n{node["id"]} [label="{label}"];')
+        lines += [f"  n{a} -> n{b};" for a, b in data["edges"]]
+        lines.append("}")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+
+    return _hook
+
+
+def export_graph_data(path: str) -> Callable[[MLUGraph], None]:
+    """A post-instantiate hook (:meth:`MLUGraph.register_post_instantiate_hook`) that pickles
+    :meth:`MLUGraph.get_graph_data` to ``path`` (``torch.cuda.graphs.export_graph_data``, new in torch 2.14)."""
+
+    def _hook(g: MLUGraph) -> None:
+        import pickle
+
+        with open(path, "wb") as f:
+            pickle.dump(g.get_graph_data(), f)
+
+    return _hook
 
 
 def _iter_ops(g: MLUGraph) -> Iterator[Any]:

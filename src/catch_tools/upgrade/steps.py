@@ -222,8 +222,8 @@ def step_suite(ctx: Context) -> str:
     proof = ctx.run("suite", [str(ctx.venv_python), "scripts/prove_patches.py"], next_action=(
         f"a patch's test no longer fails on upstream {ctx.release} (upstreamed?) or fails patched: see "
         f"{ctx.log('suite')}; drop or fix the patch (scripts/rebase.py), then scripts/upgrade.py"))
-    proved = [ln for ln in proof.splitlines() if ln.strip()][-1:]
-    return f"{summary[-1].strip('= ') if summary else 'tests passed'}; proof gate: {' '.join(proved)}"
+    proven = sum(1 for ln in proof.splitlines() if ln.startswith("proven: "))
+    return f"{summary[-1].strip('= ') if summary else 'tests passed'}; proof gate: {proven} patches proven"
 
 
 def step_wheel(ctx: Context) -> str:
@@ -268,7 +268,9 @@ def step_demo(ctx: Context) -> str:
     scratch = ctx.work / "demo-cwd"
     scratch.mkdir(exist_ok=True)
     script = scratch / "train_digits.py"
-    shutil.copyfile(ctx.project / "examples" / "train_digits.py", script)
+    for name in ("train_digits.py", "_demo.py"):  # the demo and the helpers the examples share (examples/_demo.py)
+        if (ctx.project / "examples" / name).exists():
+            shutil.copyfile(ctx.project / "examples" / name, scratch / name)
     env = {k: v for k, v in ctx.env().items() if k not in ("CATCH_ROOT", "PYTHONPATH")}
     out = ctx.run("demo", [str(python), str(script), "--device", "mlu", "--seed", "0", "--epochs",
                            str(ctx.demo_epochs)], cwd=scratch, next_action=nxt, env=env)
@@ -342,8 +344,10 @@ def run(ctx: Context, start: str | None = None, progress: Callable[[str], None] 
     if state.get("release") != ctx.release:
         state = {"release": ctx.release, "steps": {}, "outputs": {}}
     results: dict[str, dict[str, Any]] = state.setdefault("steps", {})
-    if state.get("sources") != sources:  # patches/ or catch/ changed (fetch's manifest edit is part of patches/)
-        for name in list(STEPS)[1:]:
+    if state.get("sources") != sources:
+        # patches/ or catch/ changed, or this is another checkout (the canary's scratch clone) whose manifest lacks
+        # fetch's wheel_version edit: every step reruns, fetch included (cheap: the wheel is cached)
+        for name in list(STEPS):
             results.pop(name, None)
     if start is not None:
         for name in list(STEPS)[list(STEPS).index(start):]:
