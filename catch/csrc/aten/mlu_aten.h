@@ -5,6 +5,8 @@
 #pragma once
 
 #include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
+#include <c10/core/Allocator.h>
 #include <c10/core/Device.h>
 
 #include <functional>
@@ -25,5 +27,13 @@ at::Generator host_engine(const std::optional<at::Generator>& gen, c10::DeviceIn
 // the CPU default generator temporarily holding the state of mlu `device`'s
 // default generator; the advanced state is moved back afterwards.
 void with_device_rng(c10::DeviceIndex device, const std::function<void()>& fn);
+
+// A host block a CPU kernel allocated (under HostKernelScope) as a device DataPtr of `device`: adopted without
+// a copy when it is one of ours, else copied into a fresh device block of `nbytes` bytes (kernels/quantized_tensor.cpp).
+c10::DataPtr to_device_block(c10::DataPtr hp, size_t nbytes, c10::DeviceIndex device);
+
+// A fresh CPU result of a host kernel (plain or quantized; other devices and undefined tensors are returned as
+// they are) as an mlu tensor of `device` owning the (adopted) buffer; a quantizer's CPU qparams move to `device`.
+at::Tensor adopt_host_result(const at::Tensor& r, c10::DeviceIndex device);
 
 }  // namespace torch_mlu

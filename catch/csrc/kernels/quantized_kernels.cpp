@@ -45,6 +45,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../aten/mlu_aten.h"
 #include "../core/mlu_core.h"
 
 namespace torch_mlu {
@@ -425,30 +426,6 @@ at::Tensor host_alias(const at::Tensor& t) {
   return at::Tensor(std::move(alias));
 }
 
-// A block the kernel allocated (under HostKernelScope) -> device DataPtr; a foreign block is copied.
-c10::DataPtr to_device_block(c10::DataPtr hp, size_t nbytes, c10::DeviceIndex device) {
-  if (adopt_host_block(hp, device)) return hp;
-  c10::DataPtr dp = device_allocator()->allocate(nbytes);
-  if (nbytes > 0) {
-    MLU_CHECK(catch_rt::memcpy(dp.get(), hp.get(), nbytes, catch_rt::MemcpyKind::HostToDevice));
-  }
-  return dp;
-}
-
-// A fresh CPU result -> mlu tensor owning its (adopted) buffer.
-at::Tensor adopt_result(const at::Tensor& r, c10::DeviceIndex device) {
-  if (!r.defined() || r.device().type() != c10::kCPU) return r;
-  auto* s = r.storage().unsafeGetStorageImpl();
-  const size_t nbytes = s->nbytes();
-  c10::DataPtr dp = to_device_block(s->set_data_ptr(c10::DataPtr(nullptr, c10::Device(c10::kCPU))), nbytes, device);
-  s->set_nbytes(0);
-  c10::Storage ds(c10::Storage::use_byte_size_t(), nbytes, std::move(dp), device_allocator(), true);
-  auto impl = c10::make_intrusive<c10::TensorImpl>(std::move(ds), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
-                                                   r.dtype());
-  impl->set_sizes_and_strides(r.sizes(), r.strides(), r.storage_offset());
-  return at::Tensor(std::move(impl));
-}
-
 struct WrittenArg {
   at::Tensor original;  // the mlu argument
   at::Tensor alias;     // its host alias given to the CPU kernel
@@ -517,7 +494,7 @@ void host_alias_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch
   const size_t nret = op.schema().returns().size();
   for (size_t i = stack->size() - nret; i < stack->size(); ++i) {
     c10::IValue& iv = (*stack)[i];
-    if (iv.isTensor()) iv = c10::IValue(adopt_result(iv.toTensor(), device));
+    if (iv.isTensor()) iv = c10::IValue(adopt_host_result(iv.toTensor(), device));
   }
 }
 

@@ -32,6 +32,7 @@
 #include <optional>
 #include <vector>
 
+#include "../aten/mlu_aten.h"
 #include "../core/mlu_core.h"
 
 namespace torch_mlu {
@@ -152,35 +153,6 @@ at::Tensor host_alias(const at::Tensor& t) {
   return at::Tensor(std::move(alias));
 }
 
-// A block the kernel allocated (under HostKernelScope) -> device DataPtr; a foreign block is copied.
-c10::DataPtr to_device_block(c10::DataPtr hp, size_t nbytes, c10::DeviceIndex device) {
-  if (adopt_host_block(hp, device)) return hp;
-  c10::DataPtr dp = device_allocator()->allocate(nbytes);
-  if (nbytes > 0) MLU_CHECK(catch_rt::memcpy(dp.get(), hp.get(), nbytes, catch_rt::MemcpyKind::HostToDevice));
-  return dp;
-}
-
-// A fresh CPU result (quantized or not) -> an mlu tensor owning its (adopted) buffer.
-at::Tensor adopt_result(const at::Tensor& r, c10::DeviceIndex device) {
-  if (!r.defined() || r.device().type() != c10::kCPU) return r;
-  auto* s = r.storage().unsafeGetStorageImpl();
-  const size_t nbytes = s->nbytes();
-  c10::DataPtr dp = to_device_block(s->set_data_ptr(c10::DataPtr(nullptr, c10::Device(c10::kCPU))), nbytes, device);
-  s->set_nbytes(0);
-  c10::Storage ds(c10::Storage::use_byte_size_t(), nbytes, std::move(dp), device_allocator(), true);
-  c10::intrusive_ptr<c10::TensorImpl> impl;
-  if (r.is_quantized()) {
-    const c10::Device dev(kMLU, device);
-    auto q = rehome_quantizer(at::get_qtensorimpl(r)->quantizer(), [&](const at::Tensor& x) { return x.to(dev); });
-    impl = c10::make_intrusive<at::QTensorImpl>(std::move(ds), c10::DispatchKeySet(kQMLU), r.dtype(), std::move(q));
-  } else {
-    impl = c10::make_intrusive<c10::TensorImpl>(std::move(ds), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
-                                                r.dtype());
-  }
-  impl->set_sizes_and_strides(r.sizes(), r.strides(), r.storage_offset());
-  return at::Tensor(std::move(impl));
-}
-
 // Boxed kernel: the CPU kernel (QuantizedCPU or CPU, whichever the aliases select) on host aliases of the mlu
 // arguments. Tensor arguments are plain tensors (no lists); in-place arguments are written in place (the
 // ops listed never resize them) and a return aliasing one (Tensor(a!)) is that mlu argument.
@@ -227,7 +199,7 @@ void host_alias_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch
     if (rets[i].alias_info() != nullptr && written) {
       iv = c10::IValue(*written);
     } else {
-      iv = c10::IValue(adopt_result(iv.toTensor(), device));
+      iv = c10::IValue(adopt_host_result(iv.toTensor(), device));
     }
   }
 }
@@ -279,6 +251,35 @@ at::Tensor squeeze_dims(const at::Tensor& self, c10::IntArrayRef dims) {
 }
 
 }  // namespace
+
+// A block the kernel allocated (under HostKernelScope) -> device DataPtr; a foreign block is copied.
+c10::DataPtr to_device_block(c10::DataPtr hp, size_t nbytes, c10::DeviceIndex device) {
+  if (adopt_host_block(hp, device)) return hp;
+  c10::DataPtr dp = device_allocator()->allocate(nbytes);
+  if (nbytes > 0) MLU_CHECK(catch_rt::memcpy(dp.get(), hp.get(), nbytes, catch_rt::MemcpyKind::HostToDevice));
+  return dp;
+}
+
+// A fresh CPU result (quantized or not) -> an mlu tensor owning its (adopted) buffer.
+at::Tensor adopt_host_result(const at::Tensor& r, c10::DeviceIndex device) {
+  if (!r.defined() || r.device().type() != c10::kCPU) return r;
+  auto* s = r.storage().unsafeGetStorageImpl();
+  const size_t nbytes = s->nbytes();
+  c10::DataPtr dp = to_device_block(s->set_data_ptr(c10::DataPtr(nullptr, c10::Device(c10::kCPU))), nbytes, device);
+  s->set_nbytes(0);
+  c10::Storage ds(c10::Storage::use_byte_size_t(), nbytes, std::move(dp), device_allocator(), true);
+  c10::intrusive_ptr<c10::TensorImpl> impl;
+  if (r.is_quantized()) {
+    const c10::Device dev(kMLU, device);
+    auto q = rehome_quantizer(at::get_qtensorimpl(r)->quantizer(), [&](const at::Tensor& x) { return x.to(dev); });
+    impl = c10::make_intrusive<at::QTensorImpl>(std::move(ds), c10::DispatchKeySet(kQMLU), r.dtype(), std::move(q));
+  } else {
+    impl = c10::make_intrusive<c10::TensorImpl>(std::move(ds), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                                r.dtype());
+  }
+  impl->set_sizes_and_strides(r.sizes(), r.strides(), r.storage_offset());
+  return at::Tensor(std::move(impl));
+}
 
 // Quantized mlu tensors (QuantizedCUDA's list in native_functions.yaml, for the ops whose kernels need no GPU).
 TORCH_LIBRARY_IMPL(aten, QuantizedPrivateUse1, m) {
