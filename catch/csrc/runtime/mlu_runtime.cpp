@@ -465,14 +465,20 @@ int copyDevice(void* dst, const void* src, MemcpyKind kind) {
   return static_cast<int>(p >> kTagShift) - 1;
 }
 
-void timedMove(void* hd, const void* hs, std::size_t bytes, int device) {
+// Adds the time `move` takes to `device`'s copy-busy counter (copyBusyNs); device -1: not counted.
+template <typename Move>
+void timed(int device, Move&& move) {
   auto t0 = std::chrono::steady_clock::now();
-  std::memmove(hd, hs, bytes);
+  move();
   if (device >= 0 && device < kMaxDevices) {
     g_copy_ns[device].fetch_add(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count(),
         std::memory_order_relaxed);
   }
+}
+
+void timedMove(void* hd, const void* hs, std::size_t bytes, int device) {
+  timed(device, [&] { std::memmove(hd, hs, bytes); });
 }
 }  // namespace
 
@@ -497,14 +503,7 @@ Status memcpyWith(void* dst, const void* src, std::size_t bytes, MemcpyKind kind
   const void* hs = nullptr;
   Status st = resolve(dst, src, bytes, kind, &hd, &hs);
   if (st != Status::Success) return st;
-  int device = copyDevice(dst, src, kind);
-  auto t0 = std::chrono::steady_clock::now();
-  move(hd, hs, bytes);
-  if (device >= 0 && device < kMaxDevices) {
-    g_copy_ns[device].fetch_add(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count(),
-        std::memory_order_relaxed);
-  }
+  timed(copyDevice(dst, src, kind), [&] { move(hd, hs, bytes); });
   return Status::Success;
 }
 
