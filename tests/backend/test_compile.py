@@ -85,6 +85,30 @@ def test_registered_through_entry_points_and_registry():
     assert lookup_backend("catch") is mlu_compile.mlu_backend
 
 
+def test_fresh_process_compiles_a_cnn_with_max_pool():
+    """In a new interpreter (nothing imported Inductor before), a CNN with max-pool compiles with backend="mlu" for
+    inference and a training step and equals eager CPU. Inductor's max-pool decomposition calls
+    ``torch._inductor.lowering``, which is an attribute only once some module imported it (the benchmark found it)."""
+    code = (
+        "import torch\n"
+        "from torch import nn\n"
+        "torch.manual_seed(0)\n"
+        "m = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 3 * 3, 2))\n"
+        "x = torch.randn(5, 1, 8, 8)\n"
+        "ref = m(x); ref.sum().backward(); gref = m[0].weight.grad.clone(); m.zero_grad()\n"
+        "m.to('mlu'); c = torch.compile(m, backend='mlu')\n"
+        "with torch.no_grad():\n"
+        "    inf = c(x.to('mlu')).cpu()\n"
+        "out = c(x.to('mlu')); out.sum().backward()\n"
+        "torch.testing.assert_close(inf, ref.detach(), rtol=1e-4, atol=1e-5)\n"
+        "torch.testing.assert_close(out.detach().cpu(), ref.detach(), rtol=1e-4, atol=1e-5)\n"
+        "torch.testing.assert_close(m[0].weight.grad.cpu(), gref, rtol=1e-4, atol=1e-5)\n"
+        "print('ok')\n"
+    )
+    proc = run_python(code)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-3000:]
+
+
 def test_device_interface_is_backed_by_torch_mlu():
     from torch._dynamo.device_interface import get_interface_for_device
 

@@ -72,6 +72,10 @@ def mlu_backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor], **
     """
     if kwargs:
         raise TypeError(f"mlu backend: unexpected options {sorted(kwargs)}")
+    # Inductor's decompositions call into its lowering module (max-pool: should_fallback_max_pool_with_indices) as
+    # an attribute of torch._inductor, which only an import of compile_fx or lowering binds; our partition function
+    # imports compile_fx too late for the forward's decompositions in a fresh process.
+    import torch._inductor.lowering  # noqa: F401
     from torch._inductor.decomposition import select_decomp_table
 
     if _has_symbolic_shapes(example_inputs):
