@@ -92,3 +92,47 @@ def test_cpp_wrapper_is_refused_clearly():
 
     with pytest.raises(Exception, match="cpp_wrapper"):
         fn(torch.randn(4, device="mlu"))
+
+
+@pytest.mark.parametrize("channels_last", [False, True], ids=["contiguous", "channels_last"])
+def test_convolution_results_have_the_layout_fake_tensors_promise(channels_last):
+    """Inductor trusts FakeTensor's strides for an mlu convolution (its generated code asserts them on the real
+    results); FakeTensor asks ATen's rule for PrivateUse1 (``_conv_determine_backend_memory_format``, Overrideable).
+    Oracle: FakeTensor itself, for the forward and both gradients."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    fmt = torch.channels_last if channels_last else torch.contiguous_format
+    x = torch.randn(4, 8, 6, 6).contiguous(memory_format=fmt).to("mlu")
+    w = torch.randn(16, 8, 3, 3).contiguous(memory_format=fmt).to("mlu")
+    conv = torch.ops.aten.convolution.default
+    bwd = torch.ops.aten.convolution_backward.default
+    conv_args = ([1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+    y = conv(x, w, None, *conv_args)
+    grads = bwd(y, x, w, [16], *conv_args, [True, True, False])
+    with FakeTensorMode(allow_non_fake_inputs=False) as mode:
+        fx, fw = mode.from_tensor(x), mode.from_tensor(w)
+        fy = conv(fx, fw, None, *conv_args)
+        fgrads = bwd(mode.from_tensor(y), fx, fw, [16], *conv_args, [True, True, False])
+    assert y.stride() == fy.stride()
+    assert [g.stride() for g in grads[:2]] == [g.stride() for g in fgrads[:2]]
+    x_cpu, w_cpu = x.cpu(), w.cpu()
+    torch.testing.assert_close(y.cpu(), conv(x_cpu, w_cpu, None, *conv_args))
+
+
+def test_default_inductor_trains_a_cnn_with_channels_last_intermediates_like_cpu():
+    """Two convolutions and a max-pool (the digits CNN of examples/train_digits.py): Inductor lays the second
+    convolution's input out channels-last, and asserted contiguous strides on its mlu result (AssertionError in
+    the generated code) before the kernel kept ATen's layout rule. Oracle: the model on CPU."""
+    torch.manual_seed(0)
+    ref = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(),
+                        nn.MaxPool2d(2), nn.Flatten(), nn.Linear(32 * 4 * 4, 10))
+    model = copy.deepcopy(ref).to("mlu")
+    compiled = torch.compile(model)
+    x = torch.rand(16, 1, 8, 8)
+    loss_ref = ref(x).square().mean()
+    loss_ref.backward()
+    loss = compiled(x.to("mlu")).square().mean()
+    loss.backward()
+    assert loss.item() == pytest.approx(loss_ref.item(), rel=1e-5)
+    for p_ref, p in zip(ref.parameters(), model.parameters(), strict=True):
+        torch.testing.assert_close(p.grad.cpu(), p_ref.grad, rtol=1e-4, atol=1e-5)

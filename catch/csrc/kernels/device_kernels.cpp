@@ -21,6 +21,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/CPUFallback.h>
+#include <ATen/native/ConvUtils.h>
 #include <ATen/native/transformers/attention.h>
 #include <ATen/ops/from_blob.h>
 #include <ATen/ops/_fused_sdp_choice_native.h>
@@ -336,18 +337,40 @@ void implicit_rng_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, Sta
   });
 }
 
+// The memory format ATen promises for an Overrideable (PrivateUse1) convolution's results:
+// at::native::_determine_backend_memory_format(input, weight, ConvBackend::Overrideable), the rule FakeTensor's
+// convolution impl applies to mlu tensors (torch/_subclasses/fake_impls.py: conv). The host kernel is CPU's, whose
+// oneDNN path returns channels-last results for channels-last inputs; Inductor asserts the fake strides on the real
+// results (assert_size_stride), so torch.compile of a channels-last CNN on mlu failed. Results are laid out as
+// promised: a no-op unless the CPU kernel chose another layout.
+at::MemoryFormat overrideable_conv_format(const Stack& stack, size_t input_pos) {
+  const at::Tensor& input = stack[input_pos].toTensor();
+  const at::Tensor& weight = stack[input_pos + 1].toTensor();
+  return at::native::_determine_backend_memory_format(input, weight, at::native::ConvBackend::Overrideable);
+}
+
+void lay_out(IValue& result, at::MemoryFormat format) {
+  if (!result.isTensor()) return;
+  const at::Tensor& t = result.toTensor();
+  if (t.defined() && !t.is_contiguous(format)) result = IValue(t.contiguous(format));
+}
+
 // convolution_overrideable(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
 // runs aten::convolution (same arguments) on the host views.
 void convolution_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, Stack* stack) {
+  const at::MemoryFormat format = overrideable_conv_format(*stack, stack->size() - 9);
   run_device_kernel(op, stack, [](const c10::OperatorHandle&, Stack* s) {
     static auto conv = c10::Dispatcher::singleton().findSchemaOrThrow("aten::convolution", "");
     conv.callBoxed(s);
   });
+  lay_out(stack->back(), format);
 }
 
 // convolution_backward_overrideable(grad_output, input, weight, stride, padding, dilation, transposed,
-// output_padding, groups, output_mask) -> aten::convolution_backward, which also takes bias_sizes.
+// output_padding, groups, output_mask) -> aten::convolution_backward, which also takes bias_sizes. grad_input and
+// grad_weight get the promised layout (FakeTensor lays out both so).
 void convolution_backward_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, Stack* stack) {
+  const at::MemoryFormat format = overrideable_conv_format(*stack, stack->size() - 9);
   run_device_kernel(op, stack, [](const c10::OperatorHandle&, Stack* s) {
     static auto bwd = c10::Dispatcher::singleton().findSchemaOrThrow("aten::convolution_backward", "");
     const size_t begin = s->size() - 10;
@@ -358,6 +381,9 @@ void convolution_backward_kernel(const c10::OperatorHandle& op, c10::DispatchKey
     s->insert(s->begin() + static_cast<std::ptrdiff_t>(begin + 3), IValue(std::vector<int64_t>{channels}));
     bwd.callBoxed(s);
   });
+  const size_t results = stack->size() - 3;
+  lay_out((*stack)[results], format);
+  lay_out((*stack)[results + 1], format);
 }
 
 // ---- empty / copy ----------------------------------------------------------------------
