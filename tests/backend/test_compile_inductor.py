@@ -136,3 +136,36 @@ def test_default_inductor_trains_a_cnn_with_channels_last_intermediates_like_cpu
     assert loss.item() == pytest.approx(loss_ref.item(), rel=1e-5)
     for p_ref, p in zip(ref.parameters(), model.parameters(), strict=True):
         torch.testing.assert_close(p.grad.cpu(), p_ref.grad, rtol=1e-4, atol=1e-5)
+
+
+class AttentionBlock(nn.Module):
+    """Attention written out (one qkv projection, split into heads): its backward concatenates the three gradients
+    with masked loads."""
+
+    def __init__(self, dim: int = 32, heads: int = 4) -> None:
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape
+        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in self.qkv(x).split(d, dim=-1))
+        att = ((q @ k.transpose(-2, -1)) * (d // self.heads) ** -0.5).softmax(dim=-1)
+        return x + self.proj((att @ v).transpose(1, 2).reshape(b, t, d))
+
+
+def test_default_inductor_trains_attention_like_cpu():
+    """Inductor generated the backward's masked ``cat`` for mlu as if it were Triton (``AttributeError: 'str' object
+    has no attribute 'dtype'``) before mlu answered ``get_current_backend`` as cpu does. Oracle: CPU eager."""
+    torch.manual_seed(0)
+    ref = AttentionBlock()
+    model = copy.deepcopy(ref).to("mlu")
+    x = torch.randn(2, 16, 32)
+    loss_ref = ref(x).square().mean()
+    loss_ref.backward()
+    loss = torch.compile(model)(x.to("mlu")).square().mean()
+    loss.backward()
+    assert loss.item() == pytest.approx(loss_ref.item(), rel=1e-5)
+    for p_ref, p in zip(ref.parameters(), model.parameters(), strict=True):
+        torch.testing.assert_close(p.grad.cpu(), p_ref.grad, rtol=1e-4, atol=1e-5)

@@ -14,7 +14,8 @@ same for mlu:
   :func:`call_host` with host views of its mlu arguments (:mod:`torch_mlu.compile.host_view`), so it reads and writes
   device memory in place, after the current queue's asynchronous work (kernels run on the submitting thread, as
   eager mlu kernels do);
-- scheduling: mlu nodes take the scheduler's CPU paths (:func:`_schedule_mlu_nodes_as_cpu`);
+- scheduling: mlu nodes take the scheduler's CPU paths (:func:`_schedule_mlu_nodes_as_cpu`), and code generation
+  asks for the C++ backend's rules on mlu (:func:`_report_cpp_backend_for_mlu`);
 - device op overrides: ``torch.mlu`` for ``set_device``/``synchronize``/``device_guard``, the queue id as raw stream.
 
 :func:`register` is idempotent; it runs lazily (:mod:`torch_mlu._inductor_hooks`) the first time Inductor lowers a
@@ -141,9 +142,51 @@ def _schedule_mlu_nodes_as_cpu() -> None:
     BaseSchedulerNode.is_cpu = is_cpu  # type: ignore[method-assign]
 
 
+# The modules that bind torch._inductor.utils.get_current_backend by name (torch 2.13: codegen.common, scheduler,
+# kernel.mm_common); each gets the wrapper below.
+_BACKEND_QUERY_USERS = ("torch._inductor.utils", "torch._inductor.codegen.common", "torch._inductor.scheduler",
+                        "torch._inductor.kernel.mm_common")
+
+
+def _report_cpp_backend_for_mlu() -> None:
+    """Makes ``torch._inductor.utils.get_current_backend`` answer ``"cpp"`` for mlu.
+
+    Inductor assumes every device other than cpu/mps/xpu/tpu generates Triton (it returns ``config.cuda_backend``),
+    and code generation branches on that answer: the C++ kernel of a masked load (e.g. the ``cat`` of an attention
+    backward) then took Triton's path and failed with ``AttributeError: 'str' object has no attribute 'dtype'``, and
+    half-precision math would be upcast as for Triton. mlu kernels are the CPU's C++ (``CppScheduling``), so mlu
+    answers as cpu does (``config.cpu_backend``). Upstream tried to make this a device-interface property (pytorch
+    PR 151314, reverted); only the answer for ``mlu`` changes.
+    """
+    import importlib
+
+    from torch._inductor import config
+    from torch._inductor import utils as inductor_utils
+
+    original = inductor_utils.get_current_backend
+    if getattr(original, "_catch_mlu", False):
+        return
+
+    def get_current_backend(device_type: str | None = None) -> str:
+        if not device_type:
+            from torch._inductor.virtualized import V
+
+            device_type = V.graph.get_current_device_or_throw().type
+        if device_type == "mlu":
+            return str(config.cpu_backend)
+        return original(device_type)
+
+    get_current_backend._catch_mlu = True  # type: ignore[attr-defined]
+    for name in _BACKEND_QUERY_USERS:
+        module = importlib.import_module(name)
+        if getattr(module, "get_current_backend", None) is original:
+            module.get_current_backend = get_current_backend  # type: ignore[attr-defined]
+
+
 def register() -> None:
     """Registers the mlu code generators with Inductor (idempotent)."""
     _schedule_mlu_nodes_as_cpu()
+    _report_cpp_backend_for_mlu()
     register_device_op_overrides("mlu", MluDeviceOpOverrides())
     if get_scheduling_for_device("mlu") is None:
         register_backend_for_device("mlu", CppScheduling, MluWrapperCodegen, MluCppWrapperUnsupported,
