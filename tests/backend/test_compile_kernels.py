@@ -153,7 +153,7 @@ def test_pass_swaps_in_only_the_calls_the_kernels_handle():
     relu = graph.call_function(aten.relu.default, (a,))
     graph.output((zero_dropout, dropout, causal, masked, backward, mm, addmm, relu))
 
-    used = kernels.use_catch_kernels(graph)
+    used = kernels.use_catch_kernels(graph, "catch")
 
     assert used == {"torch_mlu.attention.default": 2, "torch_mlu.attention_backward.default": 1,
                     "torch_mlu.mm.default": 1, "torch_mlu.addmm.default": 1}
@@ -201,8 +201,9 @@ def test_compiled_block_reports_its_kernels_and_matches_eager(monkeypatch, setti
         assert not used_forward and not used_backward
 
 
-def test_compiled_inference_uses_the_attention_inductor_forms_inside_a_group():
+def test_compiled_inference_uses_the_attention_inductor_forms_inside_a_group(monkeypatch):
     # In inference the attention pattern is formed by Inductor's own passes while it compiles the group.
+    monkeypatch.setenv(kernels.KERNELS_ENV, "catch")
     torch._dynamo.reset()
     model, x = _block()
     model.eval()
@@ -219,13 +220,14 @@ def test_compiled_inference_uses_the_attention_inductor_forms_inside_a_group():
 def test_invalid_kernels_setting_is_a_clear_error(monkeypatch):
     monkeypatch.setenv(kernels.KERNELS_ENV, "mkl")
     compiled_fn = torch.compile(lambda a: F.gelu(a @ a.t()), backend="mlu")
-    with pytest.raises(mlu_compile.FuseConfigError, match="CATCH_FUSE_KERNELS='mkl': expected catch or aten"):
+    with pytest.raises(mlu_compile.FuseConfigError, match="CATCH_FUSE_KERNELS='mkl': expected auto, catch or aten"):
         compiled_fn(torch.ones(3, 3, device="mlu"))
 
 
-def test_inference_at_batch_sizes_above_one_uses_the_attention_kernel():
+def test_inference_at_batch_sizes_above_one_uses_the_attention_kernel(monkeypatch):
     # Heads split as x.view(b, t, heads, d).transpose(1, 2) need clones in the matmuls when b > 1; Inductor still
     # forms the attention when it compiles an inference group (its training graphs keep matmul + softmax there).
+    monkeypatch.setenv(kernels.KERNELS_ENV, "catch")
     torch._dynamo.reset()
     model, _ = _block()
     model.eval()
@@ -259,3 +261,44 @@ def test_dynamic_recompile_warns_that_nothing_is_fused():
         warnings.simplefilter("error")
         static(torch.randn(9, 4, device="mlu"))
     assert mlu_compile.last_report().groups
+
+
+def _mm_graph(m: int, k: int, n: int) -> tuple[torch.fx.Graph, torch.fx.Node]:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    graph = torch.fx.Graph()
+    a, b = graph.placeholder("a"), graph.placeholder("b")
+    with FakeTensorMode():
+        a.meta["val"], b.meta["val"] = torch.empty(m, k), torch.empty(k, n).t().contiguous().t()
+    mm = graph.call_function(aten.mm.default, (a, b))
+    graph.output(mm)
+    return graph, mm
+
+
+@pytest.mark.parametrize("catch_faster", [True, False])
+def test_auto_keeps_a_catch_kernel_only_where_it_measured_faster(catch_faster):
+    # The timer stands in for the clock; what is checked is what the pass does with its answer, and that it ran
+    # both kernels on real inputs of the node's sizes and strides, giving the same product.
+    calls = []
+
+    def timer(aten_fn, catch_fn):
+        results = aten_fn(), catch_fn()
+        calls.append(results)
+        return (2e-3, 1e-3) if catch_faster else (1e-3, 1e-3)
+
+    kernels._measured.clear()
+    graph, mm = _mm_graph(64, 96, 33)
+    measurements: list[kernels.Measurement] = []
+    used = kernels.use_catch_kernels(graph, "auto", timer=timer, measurements=measurements)
+    assert mm.target == (torch.ops.torch_mlu.mm.default if catch_faster else aten.mm.default)
+    assert used == ({"torch_mlu.mm.default": 1} if catch_faster else {})
+    (aten_out, catch_out), = calls
+    assert aten_out.shape == (64, 33) and not aten_out.is_meta
+    torch.testing.assert_close(catch_out, aten_out)
+    (m,) = measurements
+    assert m.shapes == "64x96 96x33" and m.format().endswith("-> catch" if catch_faster else "-> aten")
+
+    # A second graph with the same node is not measured again (one measurement per shape and thread count).
+    graph2, mm2 = _mm_graph(64, 96, 33)
+    kernels.use_catch_kernels(graph2, "auto", timer=timer)
+    assert len(calls) == 1 and mm2.target == mm.target

@@ -28,7 +28,7 @@ from torch_mlu import _C, mlu
 from torch_mlu.compile.debug_mode import debug_mode, tolerances
 from torch_mlu.compile.host_malloc import keep_host_buffers
 from torch_mlu.compile.host_view import HostViewCache
-from torch_mlu.compile.kernels import CatchKernelPass, catch_kernels_enabled
+from torch_mlu.compile.kernels import CatchKernelPass, kernels_setting
 from torch_mlu.compile.report import GroupReport, publish
 
 _CPU = torch.device("cpu")
@@ -178,10 +178,12 @@ class FusionGroup(torch.nn.Module):
         # thread-local: compile on a fresh thread so Inductor's own AOTAutograd pass starts from a clean state, with
         # the caller's intra-op thread count (generated kernels size their work split by it).
         threads = torch.get_num_threads()
-        kernel_pass = CatchKernelPass() if catch_kernels_enabled() else None
+        setting = kernels_setting()
+        kernel_pass = CatchKernelPass(setting) if setting != "aten" else None
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="catch-fuse-compile") as pool:
             compiled = pool.submit(_inductor_compile, self.cpu_gm, host_args, threads, kernel_pass).result()
         self.report.kernels = kernel_pass.used if kernel_pass is not None else {}
+        self.report.measured = [m.format() for m in kernel_pass.measurements] if kernel_pass is not None else []
         publish()
         return compiled
 

@@ -21,18 +21,31 @@ per call.
 (``torch._inductor.config.post_grad_custom_post_pass``) when a fusion group is compiled: after Inductor's own
 pattern passes, so it also sees the attention that Inductor formed inside the group. Calls with dropout, an
 attention mask or causal masking keep the flash ops. The ``eager``, ``cpu`` and ``layerwise`` debug modes run the
-group's original graph, so they remain the reference for these kernels; ``CATCH_FUSE_KERNELS=aten`` compiles groups
-with ATen's kernels only (read when a group compiles).
+group's original graph, so they remain the reference for these kernels.
+
+Whether a Catch kernel pays depends on the CPU (MKL's and oneDNN's code paths differ by vendor and ISA) and on the
+shapes, so by default each candidate node is measured when its group compiles (``CATCH_FUSE_KERNELS`` unset or
+``auto``): the ATen and the Catch kernel run interleaved on random inputs of the node's sizes, strides and dtypes,
+at the group's thread count, and the Catch kernel is kept only where it is at least 5 % faster -- the way Inductor's
+``max_autotune`` picks among GEMM implementations (``torch/_inductor/select_algorithm.py``), at a cost of a few
+milliseconds per node, once per process per shape. ``CATCH_FUSE_KERNELS=catch`` uses every Catch kernel that
+applies without measuring, ``aten`` none (read when a group compiles). The report lists each measurement.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch._inductor.custom_graph_pass import CustomGraphPass, get_hash_for_files
+from torch._subclasses.fake_tensor import unset_fake_temporarily
 from torch.fx import Graph, Node
+from torch.utils._pytree import tree_map
 
 import torch_mlu  # noqa: F401  (loads torch_mlu._C, which defines the torch_mlu ops)
 from torch_mlu.compile.errors import FuseConfigError
@@ -58,15 +71,18 @@ _TENSOR_ARGS = {
 }
 
 
-def catch_kernels_enabled() -> bool:
-    """Whether compiled groups use Catch's kernels: ``CATCH_FUSE_KERNELS`` unset/``catch`` (yes) or ``aten`` (no).
+SETTINGS = ("auto", "catch", "aten")
+
+
+def kernels_setting() -> str:
+    """``CATCH_FUSE_KERNELS``: ``auto`` (also when unset: measure each node), ``catch`` (always) or ``aten`` (never).
 
     Raises :class:`FuseConfigError` for any other value.
     """
-    value = os.environ.get(KERNELS_ENV, "").strip().lower()
-    if value not in ("", "catch", "aten"):
-        raise FuseConfigError(f"{KERNELS_ENV}={value!r}: expected catch or aten (or unset)")
-    return value != "aten"
+    value = os.environ.get(KERNELS_ENV, "").strip().lower() or "auto"
+    if value not in SETTINGS:
+        raise FuseConfigError(f"{KERNELS_ENV}={value!r}: expected auto, catch or aten (or unset)")
+    return value
 
 
 def _arguments(node: Node) -> dict[str, Any]:
@@ -98,42 +114,153 @@ def replacement(node: Node) -> torch._ops.OpOverload | None:
     return target
 
 
-def use_catch_kernels(graph: Graph) -> dict[str, int]:
+def _catch_call(node: Node, target: torch._ops.OpOverload) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The arguments ``node`` passes to the Catch op ``target`` (the attention ops take the tensors and ``scale``)."""
+    if node.target in _TENSOR_ARGS:
+        args = _arguments(node)
+        return tuple(args[name] for name in _TENSOR_ARGS[node.target]), {"scale": args.get("scale")}
+    return tuple(node.args), dict(node.kwargs)
+
+
+@dataclass
+class Measurement:
+    """One node's kernels timed against each other: best of ``REPS`` interleaved calls, in microseconds."""
+
+    op: str
+    shapes: str
+    aten_us: float
+    catch_us: float
+
+    @property
+    def catch_pays(self) -> bool:
+        """Whether the Catch kernel is at least 5 % faster (the margin keeps noise from flipping choices)."""
+        return self.catch_us < 0.95 * self.aten_us
+
+    def format(self) -> str:
+        chosen = "catch" if self.catch_pays else "aten"
+        return f"{self.op} {self.shapes}: aten {self.aten_us:.0f} us, catch {self.catch_us:.0f} us -> {chosen}"
+
+
+REPS = 5
+Timer = Callable[[Callable[[], object], Callable[[], object]], tuple[float, float]]
+
+
+def best_times(first: Callable[[], object], second: Callable[[], object]) -> tuple[float, float]:
+    """Best wall time in seconds of each function over ``REPS`` interleaved calls, after one warm-up call each."""
+    first()
+    second()
+    best = [math.inf, math.inf]
+    for _ in range(REPS):
+        for i, fn in enumerate((first, second)):
+            start = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best[0], best[1]
+
+
+def _example(value: Any) -> Any:
+    """A real CPU tensor with the sizes, strides and dtype of a node's example value (random for floats)."""
+    if not isinstance(value, Node):
+        return value
+    val = value.meta.get("val")
+    if not isinstance(val, torch.Tensor):
+        return val
+    t = torch.empty_strided(val.size(), val.stride(), dtype=val.dtype, device="cpu")
+    return t.normal_() if t.is_floating_point() else t.zero_()
+
+
+def _shapes(args: tuple[Any, ...]) -> str:
+    return " ".join("x".join(map(str, a.shape)) for a in args if isinstance(a, torch.Tensor))
+
+
+def measure(node: Node, target: torch._ops.OpOverload, timer: Timer = best_times) -> Measurement | None:
+    """Times ``node``'s ATen op against the Catch op ``target`` on random inputs like the node's, or ``None`` when
+    an input has no static example value (then the ATen kernel stays)."""
+    catch_args, catch_kwargs = _catch_call(node, target)
+    examples: dict[Node, Any] = {}
+
+    def example(value: Any) -> Any:  # one tensor per input node, shared by both calls
+        if isinstance(value, Node) and value not in examples:
+            examples[value] = _example(value)
+        return examples[value] if isinstance(value, Node) else value
+
+    with unset_fake_temporarily(), torch.no_grad():
+        args, kwargs = tree_map(example, (node.args, node.kwargs))
+        new_args, new_kwargs = tree_map(example, (catch_args, catch_kwargs))
+        if any(isinstance(a, Node) or (isinstance(a, torch.Tensor) and not _is_real(a))
+               for a in torch.utils._pytree.tree_leaves((args, kwargs))):
+            return None
+        aten_op = node.target
+        assert callable(aten_op)
+        aten_s, catch_s = timer(lambda: aten_op(*args, **kwargs), lambda: target(*new_args, **new_kwargs))
+    return Measurement(op=str(node.target), shapes=_shapes(new_args), aten_us=aten_s * 1e6, catch_us=catch_s * 1e6)
+
+
+def _is_real(t: torch.Tensor) -> bool:
+    return not isinstance(t, torch._subclasses.FakeTensor) and t.device.type == "cpu"
+
+
+_measured: dict[tuple[Any, ...], Measurement | None] = {}
+
+
+def _signature(node: Node) -> tuple[Any, ...]:
+    def describe(value: Any) -> Any:
+        val = value.meta.get("val") if isinstance(value, Node) else value
+        if isinstance(val, torch.Tensor):
+            return (val.dtype, tuple(val.shape), tuple(val.stride()))
+        return repr(val)
+
+    return (str(node.target), torch.get_num_threads(), tuple(tree_map(describe, (node.args, node.kwargs))))
+
+
+def use_catch_kernels(graph: Graph, setting: str = "catch", timer: Timer = best_times,
+                      measurements: list[Measurement] | None = None) -> dict[str, int]:
     """Rewrites ``graph`` in place so that the nodes :func:`replacement` accepts call Catch's kernels.
 
-    Returns how many nodes now call each Catch op (``{"torch_mlu.attention.default": 1}``). Each node keeps its
-    metadata: the Catch ops return what the ATen ops return, in the same layout.
+    ``setting`` ``catch`` rewrites every such node; ``auto`` only those whose Catch kernel :func:`measure` finds
+    faster (one measurement per op, shapes, strides and thread count in a process; each is appended to
+    ``measurements``). Returns how many nodes now call each Catch op (``{"torch_mlu.attention.default": 1}``).
+    Each node keeps its metadata: the Catch ops return what the ATen ops return, in the same layout.
     """
     used: dict[str, int] = {}
     for node in graph.nodes:
         target = replacement(node)
         if target is None:
             continue
-        if node.target in _TENSOR_ARGS:
-            args = _arguments(node)
-            node.args = tuple(args[name] for name in _TENSOR_ARGS[node.target])
-            node.kwargs = {"scale": args.get("scale")}
+        if setting == "auto":
+            key = _signature(node)
+            if key not in _measured:
+                _measured[key] = measure(node, target, timer)
+            result = _measured[key]
+            if result is not None and measurements is not None:
+                measurements.append(result)
+            if result is None or not result.catch_pays:
+                continue
+        node.args, node.kwargs = _catch_call(node, target)
         node.target = target
         used[str(target)] = used.get(str(target), 0) + 1
     return used
 
 
 class CatchKernelPass(CustomGraphPass):
-    """Inductor post-grad pass running :func:`use_catch_kernels`; ``used`` accumulates what it replaced.
+    """Inductor post-grad pass running :func:`use_catch_kernels`; ``used`` accumulates what it replaced and
+    ``measurements`` what it measured (``setting`` ``auto``).
 
     ``uuid`` hashes this file, so Inductor's FX graph cache keeps graphs compiled by another version of the pass
     apart (``torch._inductor.custom_graph_pass``).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, setting: str = "auto") -> None:
+        self.setting = setting
         self.used: dict[str, int] = {}
+        self.measurements: list[Measurement] = []
 
     def __call__(self, graph: Graph) -> None:
-        for op, count in use_catch_kernels(graph).items():
+        for op, count in use_catch_kernels(graph, self.setting, measurements=self.measurements).items():
             self.used[op] = self.used.get(op, 0) + count
 
     def uuid(self) -> bytes:
-        return get_hash_for_files((__file__,))
+        return get_hash_for_files((__file__,)) + self.setting.encode()
 
 
 @torch.library.register_fake("torch_mlu::mm")
