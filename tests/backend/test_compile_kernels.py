@@ -302,3 +302,23 @@ def test_auto_keeps_a_catch_kernel_only_where_it_measured_faster(catch_faster):
     graph2, mm2 = _mm_graph(64, 96, 33)
     kernels.use_catch_kernels(graph2, "auto", timer=timer)
     assert len(calls) == 1 and mm2.target == mm.target
+
+
+def test_max_pool_backward_keeps_atens_kernel_in_a_compiled_group():
+    # Inductor decomposes max_pool2d_with_indices_backward into a scatter_add (a serial loop of indirect stores in
+    # its C++) and otherwise lowers it to a gather it cannot vectorize; the backward group calls ATen's kernel
+    # instead, with every CATCH_FUSE_KERNELS setting. Oracle: the same model's gradients on CPU.
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    ref = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+                              torch.nn.Flatten(), torch.nn.Linear(4 * 4 * 4, 3))
+    model = copy.deepcopy(ref).to("mlu")
+    x = torch.rand(8, 1, 8, 8)
+    ref(x).square().mean().backward()
+    torch.compile(model, backend="mlu")(x.to("mlu")).square().mean().backward()
+    for p_ref, p in zip(ref.parameters(), model.parameters(), strict=True):
+        torch.testing.assert_close(p.grad.cpu(), p_ref.grad, rtol=1e-4, atol=1e-6)
+    forward, backward = mlu_compile.last_report().graphs
+    (group,) = backward.groups
+    assert "aten.scatter_add.default" not in group.ops
+    assert group.kernels.get("torch_mlu.max_pool2d_with_indices_backward.default") == 1

@@ -3,13 +3,16 @@
 
 // torch_mlu._C: the Python binding of the runtime and core.
 #include <torch/csrc/Generator.h>
+#include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/device_lazy_init.h>
 #include <torch/csrc/profiler/combined_traceback.h>
 #include <torch/csrc/Export.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include <ATen/Functions.h>
 #include <c10/core/DeviceGuard.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -109,6 +112,150 @@ std::vector<std::optional<at::Tensor>> wrap_host_outputs(const std::vector<at::T
     }
   }
   return result;
+}
+
+// ---- compiled fusion groups (torch_mlu.compile.group): one call each way per group run ----
+// The per-call work of running Inductor's CPU code on device memory, done in Python before (about 110 us per
+// group call: queue sync, host views, the compiled-function key, host-kernel scope, adopting outputs).
+
+// A CPU tensor over the host memory of mlu tensor `t` (same dtype, sizes, strides, offset; conj/neg bits kept),
+// sharing one host storage per device storage among `storages`. It does not own the memory: the caller holds `t`.
+at::Tensor host_alias(const at::Tensor& t, std::vector<std::pair<c10::StorageImpl*, c10::Storage>>& storages) {
+  c10::StorageImpl* ds = t.storage().unsafeGetStorageImpl();
+  c10::Storage hs;
+  for (const auto& s : storages) {
+    if (s.first == ds) hs = s.second;
+  }
+  if (!hs) {
+    const c10::DataPtr& dp = ds->data_ptr();
+    void* host = nullptr;
+    if (dp.get() == nullptr) {
+      host = nullptr;
+    } else if (is_allocator_block(dp)) {
+      host = catch_rt::mapHostUnchecked(dp.get());
+    } else {
+      check_status(catch_rt::mapHost(dp.get(), ds->nbytes(), &host), "mapHost");
+    }
+    hs = c10::Storage(c10::Storage::use_byte_size_t(), ds->nbytes(), c10::DataPtr(host, c10::Device(c10::kCPU)),
+                      nullptr, false);
+    storages.emplace_back(ds, hs);
+  }
+  auto impl = c10::make_intrusive<c10::TensorImpl>(std::move(hs), c10::DispatchKeySet(c10::DispatchKey::CPU),
+                                                   t.dtype());
+  impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+  impl->_set_conj(t.is_conj());
+  impl->_set_neg(t.is_neg());
+  return at::Tensor(std::move(impl));
+}
+
+// (host args, key): host aliases of the mlu tensors in `args` (other values as they are), after the queued work of
+// their devices' current queues finished; key: per argument (dtype, sizes, strides, offset) or the value itself.
+py::tuple host_args(const py::list& args) {
+  std::vector<std::pair<c10::StorageImpl*, c10::Storage>> storages;
+  std::vector<c10::DeviceIndex> synced;
+  py::list views(args.size());
+  py::tuple key(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    py::handle a = args[i];
+    if (!THPVariable_Check(a.ptr())) {
+      views[i] = a;
+      key[i] = a;
+      continue;
+    }
+    const at::Tensor& t = THPVariable_Unpack(a.ptr());
+    if (t.defined() && t.device().type() == kMLU) {
+      c10::DeviceIndex d = t.device().index();
+      if (std::find(synced.begin(), synced.end(), d) == synced.end()) {
+        catch_rt::Queue* q = current_queue(d);
+        if (!catch_rt::queueIdle(q)) catch_rt::queueSync(q);
+        synced.push_back(d);
+      }
+      views[i] = py::reinterpret_steal<py::object>(THPVariable_Wrap(host_alias(t, storages)));
+    } else {
+      views[i] = a;
+    }
+    key[i] = py::make_tuple(static_cast<int>(t.scalar_type()), py::tuple(py::cast(t.sizes().vec())),
+                            py::tuple(py::cast(t.strides().vec())), t.storage_offset());
+  }
+  return py::make_tuple(views, key);
+}
+
+// (mlu outputs, copies): `outs` (compiled code's CPU results) as mlu tensors of the same geometry. An output viewing
+// an input (host storage address in `inputs_by_storage`, same dtype) becomes that view of the mlu input (as_strided:
+// an autograd view sharing its version counter); one whose storage was allocated in host-kernel mode on `device` is
+// adopted (wrap_host_outputs); any other storage is copied once to the device (`copies` counts those).
+py::tuple adopt_outputs(const py::sequence& outs, const py::dict& inputs_by_storage, c10::DeviceIndex device) {
+  const size_t n = outs.size();
+  py::list result(n);
+  std::vector<size_t> pending_pos;
+  std::vector<at::Tensor> pending;
+  for (size_t i = 0; i < n; ++i) {
+    py::object o = outs[i];
+    result[i] = o;
+    if (!THPVariable_Check(o.ptr())) continue;
+    const at::Tensor& out = THPVariable_Unpack(o.ptr());
+    auto ptr = reinterpret_cast<uintptr_t>(out.storage().data_ptr().get());
+    py::object key = py::int_(ptr);
+    if (inputs_by_storage.contains(key)) {
+      py::object base_obj = inputs_by_storage[key];
+      const at::Tensor& base = THPVariable_Unpack(base_obj.ptr());
+      if (base.dtype() == out.dtype()) {
+        result[i] = py::reinterpret_steal<py::object>(
+            THPVariable_Wrap(base.as_strided(out.sizes(), out.strides(), out.storage_offset())));
+        continue;
+      }
+    }
+    pending_pos.push_back(i);
+    pending.push_back(out);
+  }
+  std::vector<std::pair<uintptr_t, at::Tensor>> copied;  // host storage address -> flat uint8 mlu copy
+  int64_t copies = 0;
+  std::vector<uintptr_t> ptrs;
+  for (const at::Tensor& out : pending) ptrs.push_back(reinterpret_cast<uintptr_t>(out.storage().data_ptr().get()));
+  auto wrapped = wrap_host_outputs(pending, device);  // adopting a storage empties it: addresses read above
+  for (size_t j = 0; j < pending.size(); ++j) {
+    const at::Tensor& out = pending[j];
+    at::Tensor got;
+    if (wrapped[j].has_value()) {
+      got = *wrapped[j];
+    } else if (ptrs[j] == 0) {
+      got = at::empty_strided(out.sizes(), out.strides(), out.options().device(c10::Device(kMLU, device)));
+    } else {
+      at::Tensor flat;
+      for (const auto& c : copied) {
+        if (c.first == ptrs[j]) flat = c.second;
+      }
+      if (!flat.defined()) {
+        flat = at::empty({0}, at::TensorOptions().dtype(at::kByte))
+                   .set_(out.storage())
+                   .to(c10::Device(kMLU, device));
+        copied.emplace_back(ptrs[j], flat);
+        ++copies;
+      }
+      got = flat.view(out.scalar_type()).as_strided(out.sizes(), out.strides(), out.storage_offset());
+    }
+    result[pending_pos[j]] = py::reinterpret_steal<py::object>(THPVariable_Wrap(std::move(got)));
+  }
+  return py::make_tuple(py::tuple(result), copies);
+}
+
+// Runs compiled CPU code `fn(*host_args)` in host-kernel mode on `device` and adopts its outputs (adopt_outputs,
+// with the host storages of `host_args` standing for the mlu tensors of `args`).
+py::tuple run_host_kernel(const py::object& fn, const py::list& host, const py::list& args, c10::DeviceIndex device) {
+  py::object outs;
+  {
+    c10::DeviceGuard guard(c10::Device(kMLU, device));
+    HostKernelScope scope;
+    outs = fn(*host);
+  }
+  py::dict inputs_by_storage;
+  for (size_t i = 0; i < args.size(); ++i) {
+    py::handle a = args[i];
+    if (!THPVariable_Check(a.ptr())) continue;
+    const at::Tensor& h = THPVariable_Unpack(py::handle(host[i]).ptr());
+    inputs_by_storage[py::int_(reinterpret_cast<uintptr_t>(h.storage().data_ptr().get()))] = a;
+  }
+  return adopt_outputs(py::reinterpret_borrow<py::sequence>(outs), inputs_by_storage, device);
 }
 
 std::shared_ptr<c10::GatheredContext> gather_python_stack() {
@@ -274,6 +421,13 @@ PYBIND11_MODULE(_C, m) {
       .def("__exit__", [](PyHostKernelScope& s, const py::args&) { s.exit(); });
   m.def("_wrap_host_outputs",
         [](const std::vector<at::Tensor>& outs, int64_t d) { return wrap_host_outputs(outs, resolve(d)); });
+  m.def("_host_args", &host_args);
+  m.def("_adopt_outputs", [](const py::sequence& outs, const py::dict& inputs_by_storage, int64_t d) {
+    return adopt_outputs(outs, inputs_by_storage, resolve(d));
+  });
+  m.def("_run_host_kernel", [](const py::object& fn, const py::list& host, const py::list& args, int64_t d) {
+    return run_host_kernel(fn, host, args, resolve(d));
+  });
 
   // RNG
   m.def("default_generators", [] {

@@ -5,10 +5,10 @@
 Compiled mode hands the group to PyTorch Inductor for the CPU (``torch._inductor.compile_fx.compile_fx``: C++
 kernels with fused loops, extern BLAS/oneDNN calls for matmul and convolution), after swapping in Catch's own
 kernels where they apply (:mod:`torch_mlu.compile.kernels`), and runs the result on host views of
-the mlu inputs (:mod:`torch_mlu.compile.host_view`), so kernels read device memory in place. The compiled code runs
-in the runtime's host-kernel mode (``torch_mlu._C._HostKernelScope``: the CPU allocator hands out blocks of the mlu
-caching allocator on the group's device), so its buffers -- outputs included -- are device memory, and outputs become
-mlu tensors by adopting their blocks (``torch_mlu._C._adopt_host_storage``), without a copy. One compiled function is
+the mlu inputs (``torch_mlu._C._host_args``, as :mod:`torch_mlu.compile.host_view` makes them), so kernels read device
+memory in place. The compiled code runs in the runtime's host-kernel mode (``torch_mlu._C._run_host_kernel``: the CPU
+allocator hands out blocks of the mlu caching allocator on the group's device), so its buffers -- outputs included --
+are device memory, and outputs become mlu tensors by adopting their blocks, without a copy. One compiled function is
 kept per input signature (shapes, strides, dtypes).
 """
 
@@ -27,12 +27,10 @@ from torch.utils._pytree import tree_map
 from torch_mlu import _C, mlu
 from torch_mlu.compile.debug_mode import debug_mode, tolerances
 from torch_mlu.compile.host_malloc import keep_host_buffers
-from torch_mlu.compile.host_view import HostViewCache
 from torch_mlu.compile.kernels import CatchKernelPass, kernels_setting
 from torch_mlu.compile.report import GroupReport, publish
 
 _CPU = torch.device("cpu")
-_host_views = HostViewCache()
 
 
 def _device_to_cpu(value: Any) -> Any:
@@ -62,12 +60,6 @@ def _to_mlu(device: torch.device) -> Callable[[Any], Any]:
         return value.to(device) if isinstance(value, torch.Tensor) else value
 
     return move
-
-
-def _signature(args: Sequence[Any]) -> tuple[Any, ...]:
-    return tuple(
-        (a.dtype, tuple(a.shape), a.stride(), a.storage_offset()) if isinstance(a, torch.Tensor) else a for a in args
-    )
 
 
 def _first_mismatch(name: str, mlu_out: Any, cpu_out: Any, rtol: float, atol: float) -> str | None:
@@ -155,35 +147,29 @@ class FusionGroup(torch.nn.Module):
         return out
 
     def _run_compiled(self, args: Sequence[Any], device: torch.device) -> Any:
-        # Kernels run synchronously on the submitting thread; only queued asynchronous copies can be in flight.
-        mlu.current_stream(device).synchronize()
-        host_args = [_host_views(a) if isinstance(a, torch.Tensor) else a for a in args]
-        key = _signature(host_args)
+        # One C++ call each way (torch_mlu._C._host_args / _run_host_kernel, catch/csrc/aten/module.cpp): the
+        # queues' pending work, host views of the mlu inputs and the key of their geometry; then the compiled code
+        # in host-kernel mode and its outputs adopted as mlu tensors (see adopt_outputs).
+        host_args, key = _C._host_args(list(args))
         fn = self._compiled.get(key)
         if fn is None:
             keep_host_buffers()
             fn = self._compile(host_args)
             self._compiled[key] = fn
-        with _C._HostKernelScope(_index(device)):
-            outs = fn(*host_args)
-        inputs_by_storage = {
-            h.untyped_storage().data_ptr(): a
-            for h, a in zip(host_args, args, strict=True)
-            if isinstance(a, torch.Tensor)
-        }
-        return adopt_outputs(outs, inputs_by_storage, device, self.report)
+        outs, copies = _C._run_host_kernel(fn, host_args, list(args), _index(device))
+        self.report.copied_outputs += copies
+        return outs
 
     def _compile(self, host_args: list[Any]) -> Callable[..., Any]:
         # The first call happens inside AOTAutograd's runtime wrapper, whose dispatch modes and tracing state are
         # thread-local: compile on a fresh thread so Inductor's own AOTAutograd pass starts from a clean state, with
         # the caller's intra-op thread count (generated kernels size their work split by it).
         threads = torch.get_num_threads()
-        setting = kernels_setting()
-        kernel_pass = CatchKernelPass(setting) if setting != "aten" else None
+        kernel_pass = CatchKernelPass(kernels_setting())
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="catch-fuse-compile") as pool:
             compiled = pool.submit(_inductor_compile, self.cpu_gm, host_args, threads, kernel_pass).result()
-        self.report.kernels = kernel_pass.used if kernel_pass is not None else {}
-        self.report.measured = [m.format() for m in kernel_pass.measurements] if kernel_pass is not None else []
+        self.report.kernels = kernel_pass.used
+        self.report.measured = [m.format() for m in kernel_pass.measurements]
         publish()
         return compiled
 
@@ -205,46 +191,28 @@ def adopt_outputs(
     ``device`` gets that memory adopted as mlu memory (``torch_mlu._C._wrap_host_outputs``: no copy; the CPU output
     is left with an empty storage); any other storage is copied once, counted in ``report.copied_outputs``. Every
     output keeps its dtype, sizes, strides and storage offset, so outputs that alias each other still do
-    (AOTAutograd regenerates aliased outputs from that metadata).
+    (AOTAutograd regenerates aliased outputs from that metadata). Implemented in C++ (``_C._adopt_outputs``), which
+    compiled runs call directly.
     """
-    result = list(outs)
-    pending: list[tuple[int, torch.Tensor, int]] = []  # (position, output, host storage address)
-    for pos, out in enumerate(outs):
-        if not isinstance(out, torch.Tensor):
-            continue
-        ptr = out.untyped_storage().data_ptr()  # read before wrapping: adopting a storage empties it
-        base = inputs_by_storage.get(ptr)
-        if base is not None and base.dtype == out.dtype:
-            result[pos] = base.as_strided(out.size(), out.stride(), out.storage_offset())
-        else:
-            pending.append((pos, out, ptr))
-    wrapped = _C._wrap_host_outputs([out for _, out, _ in pending], _index(device))
-    copied: dict[int, torch.Tensor] = {}  # host storage address -> flat uint8 mlu copy of its bytes
-    for (pos, out, ptr), got in zip(pending, wrapped, strict=True):
-        if got is None:
-            if ptr == 0:
-                got = torch.empty_strided(out.size(), out.stride(), dtype=out.dtype, device=device)
-            else:
-                flat = copied.get(ptr)
-                if flat is None:
-                    flat = copied[ptr] = torch.empty(0, dtype=torch.uint8).set_(out.untyped_storage()).to(device)
-                    if report is not None:
-                        report.copied_outputs += 1
-                got = flat.view(out.dtype).as_strided(out.size(), out.stride(), out.storage_offset())
-        result[pos] = got
+    result, copies = _C._adopt_outputs(list(outs), inputs_by_storage, _index(device))
+    if report is not None:
+        report.copied_outputs += copies
     return tuple(result)
 
 
 def _inductor_compile(gm: GraphModule, example_inputs: list[Any], threads: int,
-                      kernel_pass: CatchKernelPass | None) -> Callable[..., Any]:
+                      kernel_pass: CatchKernelPass) -> Callable[..., Any]:
     from torch._inductor.compile_fx import compile_fx
+
+    from torch_mlu.compile.backend import decompositions
 
     torch.set_num_threads(threads)
     # No FX graph cache: a cached graph would skip the post-grad passes, and with them the record of which Catch
     # kernels it uses (the generated C++ is still cached by source).
     patches = {"post_grad_custom_post_pass": kernel_pass, "fx_graph_cache": False}
     with torch.no_grad():
-        compiled = compile_fx(copy.deepcopy(gm), example_inputs, config_patches=patches)
+        compiled = compile_fx(copy.deepcopy(gm), example_inputs, config_patches=patches,
+                              decompositions=decompositions())
     if not callable(compiled):
         raise TypeError(f"Inductor returned {type(compiled).__name__}, not a callable, for a fusion group")
     return compiled

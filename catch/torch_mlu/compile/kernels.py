@@ -23,6 +23,13 @@ pattern passes, so it also sees the attention that Inductor formed inside the gr
 attention mask or causal masking keep the flash ops. The ``eager``, ``cpu`` and ``layerwise`` debug modes run the
 group's original graph, so they remain the reference for these kernels.
 
+The same pass keeps some ATen kernels as extern calls where Inductor's own code for the op is slower
+(:data:`ATEN_KERNELS`): it swaps the node for a ``torch_mlu`` op of the same schema that calls the ATen kernel,
+which Inductor cannot look into. ``max_pool2d_with_indices_backward``: Inductor lowers it to a gather over each
+input's pooling windows whose C++ loop it cannot vectorize (integer floor divisions in the index): 300 us for the
+digits CNN's 64x32x8x8 input against 35 us for ATen's kernel (1 thread). This applies with every
+``CATCH_FUSE_KERNELS`` setting.
+
 Whether a Catch kernel pays depends on the CPU (MKL's and oneDNN's code paths differ by vendor and ISA) and on the
 shapes, so by default each candidate node is measured when its group compiles (``CATCH_FUSE_KERNELS`` unset or
 ``auto``): the ATen and the Catch kernel run interleaved on random inputs of the node's sizes, strides and dtypes,
@@ -242,9 +249,42 @@ def use_catch_kernels(graph: Graph, setting: str = "catch", timer: Timer = best_
     return used
 
 
+_library = torch.library.Library("torch_mlu", "FRAGMENT")
+_library.define("max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
+                "int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor")
+
+
+@torch.library.impl(_library, "max_pool2d_with_indices_backward", "CPU")
+def _max_pool2d_backward(grad_output: torch.Tensor, self: torch.Tensor, kernel_size: list[int], stride: list[int],
+                         padding: list[int], dilation: list[int], ceil_mode: bool,
+                         indices: torch.Tensor) -> torch.Tensor:
+    return _aten.max_pool2d_with_indices_backward.default(grad_output, self, kernel_size, stride, padding, dilation,
+                                                          ceil_mode, indices)
+
+
+torch.library.register_fake("torch_mlu::max_pool2d_with_indices_backward", _max_pool2d_backward)
+
+# ATen op -> the torch_mlu op that calls its ATen kernel from compiled code (same arguments and result).
+ATEN_KERNELS = {
+    _aten.max_pool2d_with_indices_backward.default: torch.ops.torch_mlu.max_pool2d_with_indices_backward.default,
+}
+
+
+def keep_aten_kernels(graph: Graph) -> dict[str, int]:
+    """Rewrites the nodes of ``graph`` whose op is in :data:`ATEN_KERNELS` to call the ATen kernel through the
+    ``torch_mlu`` op; returns how many nodes now call each one."""
+    kept: dict[str, int] = {}
+    for node in graph.nodes:
+        target = ATEN_KERNELS.get(node.target) if node.op == "call_function" else None  # type: ignore[call-overload]
+        if target is not None:
+            node.target = target
+            kept[str(target)] = kept.get(str(target), 0) + 1
+    return kept
+
+
 class CatchKernelPass(CustomGraphPass):
-    """Inductor post-grad pass running :func:`use_catch_kernels`; ``used`` accumulates what it replaced and
-    ``measurements`` what it measured (``setting`` ``auto``).
+    """Inductor post-grad pass running :func:`keep_aten_kernels` and, unless ``setting`` is ``aten``,
+    :func:`use_catch_kernels`; ``used`` accumulates what they replaced and ``measurements`` what was measured.
 
     ``uuid`` hashes this file, so Inductor's FX graph cache keeps graphs compiled by another version of the pass
     apart (``torch._inductor.custom_graph_pass``).
@@ -256,7 +296,10 @@ class CatchKernelPass(CustomGraphPass):
         self.measurements: list[Measurement] = []
 
     def __call__(self, graph: Graph) -> None:
-        for op, count in use_catch_kernels(graph, self.setting, measurements=self.measurements).items():
+        used = keep_aten_kernels(graph)
+        if self.setting != "aten":
+            used.update(use_catch_kernels(graph, self.setting, measurements=self.measurements))
+        for op, count in used.items():
             self.used[op] = self.used.get(op, 0) + count
 
     def uuid(self) -> bytes:
