@@ -14,8 +14,9 @@ time (the latter is steadier on a shared machine); ratios are compiled / eager (
 the transformer block). ``--threads`` sets ``torch.set_num_threads`` for both (default 1: eager mlu kernels and
 generated kernels then both run on one core; the autograd engine's mlu thread inherits the setting).
 
-Compiled groups use Catch's attention and GEMM kernels (``torch_mlu.compile.kernels``); run with
-``CATCH_FUSE_KERNELS=aten`` to time the compiled models with ATen's kernels only, i.e. the gain of fusion alone.
+Compiled groups use Catch's attention and GEMM kernels where they measure faster (``torch_mlu.compile.kernels``);
+run with ``CATCH_FUSE_KERNELS=aten`` to time the compiled models with ATen's kernels only, or ``catch`` to force
+Catch's kernels wherever they apply.
 """
 
 from __future__ import annotations
