@@ -391,6 +391,7 @@ struct HostViewSlot {
   }
 
   void unbind() {
+    if (view.use_count() != 1) return;  // kept by someone: left as it is (the next bind replaces it)
     c10::StorageImpl* hs = view.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl();
     hs->set_data_ptr_noswap(c10::DataPtr(nullptr, c10::Device(c10::kCPU)));
     hs->set_nbytes(0);
