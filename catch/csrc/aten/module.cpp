@@ -448,6 +448,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("set_fallback_strict", [](bool on) { set_fallback_strict(on); });
   m.def("fallback_strict", [] { return fallback_strict(); });
   m.def("device_op_names", [] { return device_op_names(); });
+  m.def("_typed_kernel_calls", [] { return typed_kernel_calls(); });
 
   // raw runtime access (used by tests for pointer validation)
   m.def("_rt_malloc", [](int64_t d, uint64_t n) {

@@ -127,6 +127,9 @@ int64_t device_busy_ns(c10::DeviceIndex device);
 // Registers the generic device kernel for every overload of the kDeviceOps list (once).
 void register_device_kernels();
 const std::vector<std::string>& device_op_names();
+// Calls made on this thread that took a typed device kernel's common path (add/sub/mul/div.Tensor and in-place
+// forms), for tests: the rest of those calls ran the generic kernel.
+int64_t typed_kernel_calls();
 std::map<std::string, int64_t> fallback_report();  // "aten::op.overload" -> calls
 void reset_fallback_report();
 bool fallback_strict();  // CATCH_FALLBACK_STRICT=1 or set_fallback_strict(true)

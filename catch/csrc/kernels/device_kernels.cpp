@@ -25,6 +25,10 @@
 #include <ATen/native/transformers/attention.h>
 #include <ATen/ops/from_blob.h>
 #include <ATen/ops/_fused_sdp_choice_native.h>
+#include <ATen/ops/add_ops.h>
+#include <ATen/ops/div_ops.h>
+#include <ATen/ops/mul_ops.h>
+#include <ATen/ops/sub_ops.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
@@ -36,6 +40,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <typeinfo>
 #include <unordered_map>
 #include <vector>
 
@@ -60,6 +65,32 @@ struct Written {
   void* host_ptr;       // host view's data pointer before the kernel ran
 };
 
+// The host address of the device storage `ds`'s bytes.
+void* host_address(const c10::StorageImpl& ds) {
+  const c10::DataPtr& dp = ds.data_ptr();
+  if (is_allocator_block(dp)) return catch_rt::mapHostUnchecked(dp.get());  // a live block of ours: no lookup
+  void* host = nullptr;
+  MLU_CHECK(catch_rt::mapHost(dp.get(), ds.nbytes(), &host));
+  return host;
+}
+
+// A CPU storage over the host view of the device storage `ds` (same bytes, no copy).
+c10::Storage map_storage(const c10::StorageImpl& ds) {
+  return c10::Storage(c10::Storage::use_byte_size_t(), ds.nbytes(),
+                      c10::DataPtr(host_address(ds), c10::Device(c10::kCPU)), c10::GetCPUAllocator(),
+                      ds.resizable());
+}
+
+// A CPU tensor over the host storage `hs` with the sizes, strides, offset, dtype and conj/neg bits of `t`.
+at::Tensor host_alias(const at::Tensor& t, c10::Storage hs) {
+  auto impl = c10::make_intrusive<c10::TensorImpl>(std::move(hs), c10::DispatchKeySet(c10::DispatchKey::CPU),
+                                                   t.dtype());
+  impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+  impl->_set_conj(t.is_conj());
+  impl->_set_neg(t.is_neg());
+  return at::Tensor(std::move(impl));
+}
+
 struct HostCall {
   c10::DeviceIndex device = -1;
   c10::SmallVector<StorageMap, 4> storages;
@@ -71,17 +102,7 @@ struct HostCall {
       if (s.device.unsafeGetStorageImpl() == ds.unsafeGetStorageImpl()) return c10::Storage(
           c10::intrusive_ptr<c10::StorageImpl>::reclaim_copy(s.host));
     }
-    auto* impl = ds.unsafeGetStorageImpl();
-    size_t nbytes = impl->nbytes();
-    void* host = nullptr;
-    const c10::DataPtr& dp = impl->data_ptr();
-    if (is_allocator_block(dp)) {
-      host = catch_rt::mapHostUnchecked(dp.get());  // a live block of ours: no registry lookup
-    } else {
-      MLU_CHECK(catch_rt::mapHost(dp.get(), nbytes, &host));
-    }
-    c10::Storage hs(c10::Storage::use_byte_size_t(), nbytes, c10::DataPtr(host, c10::Device(c10::kCPU)),
-                    c10::GetCPUAllocator(), impl->resizable());
+    c10::Storage hs = map_storage(*ds.unsafeGetStorageImpl());
     storages.push_back({hs.unsafeGetStorageImpl(), ds});
     return hs;
   }
@@ -92,12 +113,7 @@ struct HostCall {
         return at::Tensor(c10::intrusive_ptr<c10::TensorImpl>::reclaim_copy(w.first));
       }
     }
-    auto impl = c10::make_intrusive<c10::TensorImpl>(host_storage(t.storage()),
-                                                     c10::DispatchKeySet(c10::DispatchKey::CPU), t.dtype());
-    impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
-    impl->_set_conj(t.is_conj());
-    impl->_set_neg(t.is_neg());
-    at::Tensor h(std::move(impl));
+    at::Tensor h = host_alias(t, host_storage(t.storage()));
     wrapped.emplace_back(h.unsafeGetTensorImpl(), t);
     return h;
   }
@@ -328,6 +344,205 @@ void run_device_kernel(const c10::OperatorHandle& op, Stack* stack, HostFn call)
 
 void device_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, Stack* stack) {
   run_device_kernel(op, stack, &redispatch_cpu);
+}
+
+// ---- typed device kernels for the hottest elementwise ops ------------------------------------------------
+// add, sub, mul and div (.Tensor, and their in-place forms) run many times per training step, often on small
+// tensors, where the boxed kernel's fixed cost showed (benchmarks/README.md: a 64-element `a + b` took 1.5x CPU's
+// instructions). Much of it was not the kernel: boxing the arguments into an IValue stack copies each at::Tensor,
+// and the first copy of a tensor that Python owns takes the GIL (intrusive_ptr's incref_pyobject on the 1 -> 2
+// refcount transition; the dispatcher runs with the GIL released), as does the matching release. These kernels take
+// their arguments by reference and, in the common case -- `self` on an mlu device, `other` on the same device or a
+// 0-dim CPU tensor (a Python number arrives as one) -- run the CPU kernel on host views through the typed redispatch,
+// as the generic kernel does through the boxed one: ordered on the current queue, under HostKernelScope (so the
+// profilers record the kernel), the result buffer adopted. Everything else takes the generic kernel (same errors).
+thread_local int64_t tls_typed_calls = 0;
+constexpr c10::DispatchKeySet kHostKeys{c10::DispatchKey::CPU};
+
+// The device of a common-case call, or -1.
+c10::DeviceIndex typed_device(const at::Tensor& self, const at::Tensor& other) {
+  if (!self.defined() || !other.defined() || self.device().type() != kMLU) return -1;
+  const c10::Device od = other.device();
+  const bool ok = od.type() == kMLU ? od.index() == self.device().index() : od.type() == c10::kCPU && other.dim() == 0;
+  return ok ? self.device().index() : -1;
+}
+
+// A host view per argument position and thread, reused by the typed kernels (making and freeing a TensorImpl and a
+// StorageImpl per argument was ~0.4 k instructions of each call). A slot is re-pointed only while nothing but the
+// slot holds its view; its storage is pointed at nothing between calls.
+struct HostViewSlot {
+  at::Tensor view;
+
+  at::Tensor& bind(const at::Tensor& t) {
+    const c10::StorageImpl& ds = *t.storage().unsafeGetStorageImpl();
+    if (!view.defined() || view.use_count() != 1 || view.storage().use_count() != 1) {
+      view = host_alias(t, map_storage(ds));
+      return view;
+    }
+    c10::TensorImpl* impl = view.unsafeGetTensorImpl();
+    c10::StorageImpl* hs = impl->unsafe_storage().unsafeGetStorageImpl();
+    hs->set_data_ptr_noswap(c10::DataPtr(host_address(ds), c10::Device(c10::kCPU)));
+    hs->set_nbytes(ds.nbytes());
+    hs->set_resizable(ds.resizable());
+    if (impl->dtype() != t.dtype()) impl->set_storage_and_dtype(impl->storage(), t.dtype());
+    impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+    impl->_set_conj(t.is_conj());
+    impl->_set_neg(t.is_neg());
+    return view;
+  }
+
+  void unbind() {
+    if (view.use_count() != 1) return;  // kept by someone: left as it is (the next bind replaces it)
+    c10::StorageImpl* hs = view.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl();
+    hs->set_data_ptr_noswap(c10::DataPtr(nullptr, c10::Device(c10::kCPU)));
+    hs->set_nbytes(0);
+  }
+};
+struct ThreadHostViews {
+  HostViewSlot slot[2];
+  bool busy = false;
+};
+thread_local ThreadHostViews tls_views;
+
+// The host views of a typed call's arguments: `self` on mlu, `other` on mlu or a 0-dim CPU tensor (used as it
+// is). As in HostCall, a tensor passed twice gets one host view and two views of one storage share one host
+// storage, so the CPU kernel's alias and overlap checks see what they would see on CPU tensors (that rare case,
+// and a nested call, get fresh views instead of the thread's slots).
+class HostViews {
+ public:
+  HostViews(const at::Tensor& self, const at::Tensor& other) {
+    const bool other_mlu = other.device().type() == kMLU;
+    const bool same = other.unsafeGetTensorImpl() == self.unsafeGetTensorImpl();
+    c10::StorageImpl* ss = self.storage().unsafeGetStorageImpl();
+    const bool shared_storage = other_mlu && !same && other.storage().unsafeGetStorageImpl() == ss;
+    slots_ = shared_storage || tls_views.busy ? nullptr : &tls_views;
+    if (slots_ != nullptr) {
+      slots_->busy = true;
+      self_ = &slots_->slot[0].bind(self);
+      if (other_mlu && !same) other_ = &slots_->slot[1].bind(other);
+    } else {
+      c10::Storage hs = map_storage(*ss);
+      if (other_mlu && !same) {
+        fresh_[1] = host_alias(other, shared_storage ? hs : map_storage(*other.storage().unsafeGetStorageImpl()));
+        other_ = &fresh_[1];
+      }
+      fresh_[0] = host_alias(self, std::move(hs));
+      self_ = &fresh_[0];
+    }
+    if (!other_mlu) other_ = &other;
+    if (same) other_ = self_;
+    bound_other_ = other_mlu && !same;
+  }
+  ~HostViews() {
+    if (slots_ == nullptr) return;
+    slots_->slot[0].unbind();
+    if (bound_other_) slots_->slot[1].unbind();
+    slots_->busy = false;
+  }
+  HostViews(const HostViews&) = delete;
+  HostViews& operator=(const HostViews&) = delete;
+
+  at::Tensor& self() { return *self_; }
+  const at::Tensor& other() { return *other_; }
+
+ private:
+  ThreadHostViews* slots_;
+  at::Tensor fresh_[2];
+  at::Tensor* self_ = nullptr;
+  const at::Tensor* other_ = nullptr;
+  bool bound_other_ = false;
+};
+
+// `cpu(host view of self, host view of other or the CPU scalar)` for a common-case call on device `d`: in order on
+// the current queue, on device `d`, under HostKernelScope, below autograd (as run_device_kernel runs the CPU kernel).
+template <class Cpu>
+decltype(auto) on_host(c10::DeviceIndex d, const at::Tensor& self, const at::Tensor& other, Cpu&& cpu) {
+  ++tls_typed_calls;
+  HostViews views(self, other);
+  catch_rt::Queue* q = current_queue(d);
+  if (!catch_rt::queueIdle(q)) catch_rt::queueSync(q);
+  std::optional<c10::DeviceGuard> guard;
+  if (current_device() != d) guard.emplace(c10::Device(kMLU, d));
+  HostKernelScope scope;
+  c10::impl::ExcludeDispatchKeyGuard below(c10::autograd_dispatch_keyset_with_ADInplaceOrView);
+  return cpu(views.self(), views.other());
+}
+
+// A typed kernel's fresh CPU result as an mlu tensor of device `d`. Its buffer is device memory (allocated under
+// HostKernelScope) and becomes the mlu storage; the TensorImpl itself becomes the mlu tensor (device and backend
+// dispatch keys changed, as a TensorImpl made for mlu has them) when nothing else holds it, else
+// HostCall::to_device makes a new one.
+at::Tensor adopt_result(at::Tensor r, c10::DeviceIndex d) {
+  c10::TensorImpl* impl = r.unsafeGetTensorImpl();
+  if (r.defined() && r.is_cpu() && r.use_count() == 1 && r.weak_use_count() == 1 &&
+      typeid(*impl) == typeid(c10::TensorImpl) && impl->storage().use_count() == 1) {
+    c10::StorageImpl* s = impl->unsafe_storage().unsafeGetStorageImpl();
+    if (adopt_host_block(s->_mutable_data_ptr_no_checks(), d)) {
+      s->set_allocator(device_allocator());
+      impl->set_storage_keep_dtype(impl->storage());  // the device: the storage's, now mlu:d
+      impl->_change_backend_component_keys(c10::Device(kMLU, d));
+      return r;
+    }
+  }
+  HostCall hc;
+  hc.device = d;
+  return hc.to_device(r);
+}
+
+// The generic device kernel for a typed call; returns its stack (the results).
+template <class Op, class... Args>
+Stack generic_call(const Args&... args) {
+  static const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(Op::name, Op::overload_name);
+  Stack stack;
+  stack.reserve(sizeof...(Args));
+  (stack.emplace_back(args), ...);
+  run_device_kernel(op, &stack, &redispatch_cpu);
+  return stack;
+}
+
+// Op(self, other, extra...) -> Tensor, e.g. add.Tensor (Op: at::_ops::add_Tensor).
+template <class Op, class... Extra>
+at::Tensor binary_kernel(const at::Tensor& self, const at::Tensor& other, Extra... extra) {
+  const c10::DeviceIndex d = typed_device(self, other);
+  if (d < 0) return std::move(generic_call<Op>(self, other, extra...)[0]).toTensor();
+  return adopt_result(on_host(d, self, other, [&](const at::Tensor& s, const at::Tensor& o) {
+                        return Op::redispatch(kHostKeys, s, o, extra...);
+                      }),
+                      d);
+}
+
+// Op(self!, other, extra...) -> self, e.g. add_.Tensor. In-place TensorIterator kernels never resize `self`.
+template <class Op, class... Extra>
+at::Tensor& binary_inplace_kernel(at::Tensor& self, const at::Tensor& other, Extra... extra) {
+  const c10::DeviceIndex d = typed_device(self, other);
+  if (d < 0) {
+    generic_call<Op>(self, other, extra...);
+    return self;
+  }
+  on_host(d, self, other, [&](at::Tensor& s, const at::Tensor& o) { Op::redispatch(kHostKeys, s, o, extra...); });
+  return self;
+}
+
+template <class Op, auto Kernel>
+void register_typed(torch::Library& lib, std::set<std::string>& names) {
+  std::string full = std::string(Op::name) + "." + Op::overload_name;
+  lib.impl(full.c_str(), TORCH_FN(Kernel));
+  names.insert(std::move(full));
+}
+
+// Registers the typed kernels; returns their full names ("aten::add.Tensor").
+std::set<std::string> register_typed_kernels(torch::Library& lib) {
+  using S = const at::Scalar&;
+  std::set<std::string> names;
+  register_typed<at::_ops::add_Tensor, &binary_kernel<at::_ops::add_Tensor, S>>(lib, names);
+  register_typed<at::_ops::sub_Tensor, &binary_kernel<at::_ops::sub_Tensor, S>>(lib, names);
+  register_typed<at::_ops::mul_Tensor, &binary_kernel<at::_ops::mul_Tensor>>(lib, names);
+  register_typed<at::_ops::div_Tensor, &binary_kernel<at::_ops::div_Tensor>>(lib, names);
+  register_typed<at::_ops::add__Tensor, &binary_inplace_kernel<at::_ops::add__Tensor, S>>(lib, names);
+  register_typed<at::_ops::sub__Tensor, &binary_inplace_kernel<at::_ops::sub__Tensor, S>>(lib, names);
+  register_typed<at::_ops::mul__Tensor, &binary_inplace_kernel<at::_ops::mul__Tensor>>(lib, names);
+  register_typed<at::_ops::div__Tensor, &binary_inplace_kernel<at::_ops::div__Tensor>>(lib, names);
+  return names;
 }
 
 // Ops whose CPU kernel draws from the default CPU generator (no Generator argument).
@@ -651,6 +866,7 @@ std::vector<std::string>& registered_ops() {
 
 void register_device_ops(torch::Library& lib) {
   std::set<std::string> wanted(std::begin(kDeviceOps), std::end(kDeviceOps));
+  const std::set<std::string> typed = register_typed_kernels(lib);
   const std::set<std::string> manual = {"copy_", "_copy_from", "_copy_from_and_resize", "empty",
                                         "empty_strided", "convolution_overrideable",
                                         "convolution_backward_overrideable"};
@@ -665,7 +881,9 @@ void register_device_ops(torch::Library& lib) {
     // would bypass their autograd formula.
     if (op->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd)) continue;
     std::string full = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
-    if (base == "native_dropout") {
+    if (typed.count(full)) {
+      // registered above
+    } else if (base == "native_dropout") {
       lib.impl(full.c_str(), torch::CppFunction::makeFromBoxedFunction<&implicit_rng_kernel>());
     } else {
       lib.impl(full.c_str(), torch::CppFunction::makeFromBoxedFunction<&device_kernel>());
@@ -693,6 +911,8 @@ bool fallback_strict() { return g_strict.load(); }
 void set_fallback_strict(bool on) { g_strict.store(on); }
 
 const std::vector<std::string>& device_op_names() { return registered_ops(); }
+
+int64_t typed_kernel_calls() { return tls_typed_calls; }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", empty_memory_format);
