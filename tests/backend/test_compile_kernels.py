@@ -322,3 +322,28 @@ def test_max_pool_backward_keeps_atens_kernel_in_a_compiled_group():
     (group,) = backward.groups
     assert "aten.scatter_add.default" not in group.ops
     assert group.kernels.get("torch_mlu.max_pool2d_with_indices_backward.default") == 1
+
+
+def test_bias_add_moves_into_the_pointwise_consumer():
+    # addmm whose users are pointwise (gelu here, through a view) becomes mm + add, which Inductor fuses into the
+    # consumer's loop; an addmm feeding a matrix product keeps its fused bias. Oracle: the values of the ATen graph.
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    graph = torch.fx.Graph()
+    bias, a, b, c = (graph.placeholder(n) for n in ("bias", "a", "b", "c"))
+    fc = graph.call_function(aten.addmm.default, (bias, a, b))
+    act = graph.call_function(aten.gelu.default, (graph.call_function(aten.view.default, (fc, [2, 3, 5])),))
+    kept = graph.call_function(aten.addmm.default, (bias, a, b))
+    product = graph.call_function(aten.mm.default, (kept, c))
+    graph.output((act, product))
+    values = {"bias": torch.randn(5), "a": torch.randn(6, 4), "b": torch.randn(4, 5), "c": torch.randn(5, 2)}
+    mode = FakeTensorMode()
+    for node in (bias, a, b, c):
+        node.meta["val"] = mode.from_tensor(values[node.target])
+    want = torch.fx.GraphModule(torch.nn.Module(), copy.deepcopy(graph))(*values.values())
+
+    assert kernels.unfuse_bias_add(graph) == 1
+    targets = [n.target for n in graph.nodes if n.op == "call_function"]
+    assert targets.count(aten.addmm.default) == 1 and aten.add.Tensor in targets
+    got = torch.fx.GraphModule(torch.nn.Module(), graph)(*values.values())
+    torch.testing.assert_close(got, want)
