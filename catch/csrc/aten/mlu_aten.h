@@ -36,4 +36,11 @@ c10::DataPtr to_device_block(c10::DataPtr hp, size_t nbytes, c10::DeviceIndex de
 // they are) as an mlu tensor of `device` owning the (adopted) buffer; a quantizer's CPU qparams move to `device`.
 at::Tensor adopt_host_result(const at::Tensor& r, c10::DeviceIndex device);
 
+// Host views of device memory (kernels/device_kernels.cpp): the host address of device storage `ds`'s bytes; a CPU
+// storage over them (same bytes, no copy, not owning); a CPU tensor over host storage `hs` with the sizes, strides,
+// offset, dtype and conj/neg bits of `t`. The caller keeps the device storage alive while it uses them.
+void* host_address(const c10::StorageImpl& ds);
+c10::Storage map_storage(const c10::StorageImpl& ds);
+at::Tensor host_alias(const at::Tensor& t, c10::Storage hs);
+
 }  // namespace torch_mlu

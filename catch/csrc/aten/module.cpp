@@ -118,36 +118,6 @@ std::vector<std::optional<at::Tensor>> wrap_host_outputs(const std::vector<at::T
 // The per-call work of running Inductor's CPU code on device memory, done in Python before (about 110 us per
 // group call: queue sync, host views, the compiled-function key, host-kernel scope, adopting outputs).
 
-// A CPU tensor over the host memory of mlu tensor `t` (same dtype, sizes, strides, offset; conj/neg bits kept),
-// sharing one host storage per device storage among `storages`. It does not own the memory: the caller holds `t`.
-at::Tensor host_alias(const at::Tensor& t, std::vector<std::pair<c10::StorageImpl*, c10::Storage>>& storages) {
-  c10::StorageImpl* ds = t.storage().unsafeGetStorageImpl();
-  c10::Storage hs;
-  for (const auto& s : storages) {
-    if (s.first == ds) hs = s.second;
-  }
-  if (!hs) {
-    const c10::DataPtr& dp = ds->data_ptr();
-    void* host = nullptr;
-    if (dp.get() == nullptr) {
-      host = nullptr;
-    } else if (is_allocator_block(dp)) {
-      host = catch_rt::mapHostUnchecked(dp.get());
-    } else {
-      check_status(catch_rt::mapHost(dp.get(), ds->nbytes(), &host), "mapHost");
-    }
-    hs = c10::Storage(c10::Storage::use_byte_size_t(), ds->nbytes(), c10::DataPtr(host, c10::Device(c10::kCPU)),
-                      nullptr, false);
-    storages.emplace_back(ds, hs);
-  }
-  auto impl = c10::make_intrusive<c10::TensorImpl>(std::move(hs), c10::DispatchKeySet(c10::DispatchKey::CPU),
-                                                   t.dtype());
-  impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
-  impl->_set_conj(t.is_conj());
-  impl->_set_neg(t.is_neg());
-  return at::Tensor(std::move(impl));
-}
-
 // (host args, key): host aliases of the mlu tensors in `args` (other values as they are), after the queued work of
 // their devices' current queues finished; key: per argument (dtype, sizes, strides, offset) or the value itself.
 py::tuple host_args(const py::list& args) {
@@ -170,7 +140,13 @@ py::tuple host_args(const py::list& args) {
         if (!catch_rt::queueIdle(q)) catch_rt::queueSync(q);
         synced.push_back(d);
       }
-      views[i] = py::reinterpret_steal<py::object>(THPVariable_Wrap(host_alias(t, storages)));
+      c10::StorageImpl* ds = t.storage().unsafeGetStorageImpl();
+      c10::Storage hs;
+      for (const auto& s : storages) {
+        if (s.first == ds) hs = s.second;
+      }
+      if (!hs) storages.emplace_back(ds, hs = map_storage(*ds));  // one host storage per device storage
+      views[i] = py::reinterpret_steal<py::object>(THPVariable_Wrap(host_alias(t, hs)));
     } else {
       views[i] = a;
     }

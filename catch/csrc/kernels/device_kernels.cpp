@@ -48,23 +48,8 @@
 #include "../core/mlu_core.h"
 
 namespace torch_mlu {
-namespace {
 
-using c10::IValue;
-using torch::jit::Stack;
-
-// ---- host views ------------------------------------------------------------------
-struct StorageMap {
-  c10::StorageImpl* host;
-  c10::Storage device;
-};
-
-struct Written {
-  at::Tensor original;  // the mlu tensor
-  at::Tensor host;      // its host view handed to the CPU kernel
-  void* host_ptr;       // host view's data pointer before the kernel ran
-};
-
+// ---- host views (declared in mlu_aten.h) ----
 // The host address of the device storage `ds`'s bytes.
 void* host_address(const c10::StorageImpl& ds) {
   const c10::DataPtr& dp = ds.data_ptr();
@@ -90,6 +75,23 @@ at::Tensor host_alias(const at::Tensor& t, c10::Storage hs) {
   impl->_set_neg(t.is_neg());
   return at::Tensor(std::move(impl));
 }
+
+namespace {
+
+using c10::IValue;
+using torch::jit::Stack;
+
+// ---- host views ------------------------------------------------------------------
+struct StorageMap {
+  c10::StorageImpl* host;
+  c10::Storage device;
+};
+
+struct Written {
+  at::Tensor original;  // the mlu tensor
+  at::Tensor host;      // its host view handed to the CPU kernel
+  void* host_ptr;       // host view's data pointer before the kernel ran
+};
 
 struct HostCall {
   c10::DeviceIndex device = -1;
