@@ -303,6 +303,12 @@ def test_auto_keeps_a_catch_kernel_only_where_it_measured_faster(catch_faster):
     kernels.use_catch_kernels(graph2, "auto", timer=timer)
     assert len(calls) == 1 and mm2.target == mm.target
 
+    # An input without a static example value is not measured: the node keeps its ATen kernel.
+    graph3, mm3 = _mm_graph(64, 96, 17)
+    del mm3.args[1].meta["val"]
+    assert kernels.use_catch_kernels(graph3, "auto", timer=timer) == {}
+    assert len(calls) == 1 and mm3.target == aten.mm.default
+
 
 def test_max_pool_backward_keeps_atens_kernel_in_a_compiled_group():
     # Inductor decomposes max_pool2d_with_indices_backward into a scatter_add (a serial loop of indirect stores in

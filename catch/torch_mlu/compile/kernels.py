@@ -191,20 +191,23 @@ def measure(node: Node, target: torch._ops.OpOverload, timer: Timer = best_times
             examples[value] = _example(value)
         return examples[value] if isinstance(value, Node) else value
 
+    if not all(_has_static_example(n) for n in node.all_input_nodes):
+        return None
     with unset_fake_temporarily(), torch.no_grad():
         args, kwargs = tree_map(example, (node.args, node.kwargs))
         new_args, new_kwargs = tree_map(example, (catch_args, catch_kwargs))
-        if any(isinstance(a, Node) or (isinstance(a, torch.Tensor) and not _is_real(a))
-               for a in torch.utils._pytree.tree_leaves((args, kwargs))):
-            return None
         aten_op = node.target
         assert callable(aten_op)
         aten_s, catch_s = timer(lambda: aten_op(*args, **kwargs), lambda: target(*new_args, **new_kwargs))
     return Measurement(op=str(node.target), shapes=_shapes(new_args), aten_us=aten_s * 1e6, catch_us=catch_s * 1e6)
 
 
-def _is_real(t: torch.Tensor) -> bool:
-    return not isinstance(t, torch._subclasses.FakeTensor) and t.device.type == "cpu"
+def _has_static_example(node: Node) -> bool:
+    """Whether ``node``'s example value is a tensor of static sizes and strides, or a plain number."""
+    val = node.meta.get("val")
+    if isinstance(val, torch.Tensor):
+        return all(isinstance(d, int) for d in (*val.shape, *val.stride()))
+    return isinstance(val, (int, float, bool))
 
 
 _measured: dict[tuple[Any, ...], Measurement | None] = {}
