@@ -10,9 +10,11 @@
 #include <torch/csrc/utils/pybind.h>
 
 #include <ATen/Functions.h>
+#include <ATen/Parallel.h>
 #include <c10/core/DeviceGuard.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -425,6 +427,18 @@ PYBIND11_MODULE(_C, m) {
   m.def("fallback_strict", [] { return fallback_strict(); });
   m.def("device_op_names", [] { return device_op_names(); });
   m.def("_typed_kernel_calls", [] { return typed_kernel_calls(); });
+  // How many intra-op threads at::parallel_for runs Catch's kernels on (1 when the extension was built without
+  // OpenMP: CMakeLists.txt); the test of the build compares it with torch.set_num_threads.
+  m.def("_parallel_threads", [] {
+    std::atomic<int> most{0};
+    at::parallel_for(0, at::get_num_threads(), 1, [&](int64_t, int64_t) {
+      const int mine = at::get_thread_num() + 1;
+      int seen = most.load();
+      while (seen < mine && !most.compare_exchange_weak(seen, mine)) {
+      }
+    });
+    return most.load();
+  });
 
   // raw runtime access (used by tests for pointer validation)
   m.def("_rt_malloc", [](int64_t d, uint64_t n) {
