@@ -310,6 +310,124 @@ def test_auto_keeps_a_catch_kernel_only_where_it_measured_faster(catch_faster):
     assert len(calls) == 1 and mm3.target == aten.mm.default
 
 
+def test_auto_times_the_kernels_on_the_thread_that_runs_the_group(monkeypatch):
+    # Inductor compiles a group on a thread of its own; the timings that choose between ATen's and Catch's kernels
+    # must still run where the group will run (a fresh thread made the same GEMM 2-10x slower), without autograd
+    # recording and without the Python dispatch mode that AOTAutograd keeps active during a group's first call.
+    import threading
+
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    from torch_mlu.compile import group
+
+    seen = []
+
+    def recording_timer(aten_fn, catch_fn):
+        seen.append((threading.get_ident(), torch.is_grad_enabled(), list(_get_current_dispatch_mode_stack())))
+        aten_fn(), catch_fn()
+        return 1e-3, 1e-3
+
+    monkeypatch.setenv(kernels.KERNELS_ENV, "auto")
+    monkeypatch.setattr(group, "best_times", recording_timer)
+    kernels._measured.clear()
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(24, 40), torch.nn.GELU(), torch.nn.Linear(40, 7)).to("mlu")
+    x = torch.randn(16, 24, device="mlu")
+    torch.compile(model, backend="mlu")(x).square().mean().backward()
+    assert seen, "no kernel was timed"
+    caller = threading.get_ident()  # the autograd engine runs mlu backward graphs on the calling thread too
+    assert [(ident == caller, grad, modes) for ident, grad, modes in seen] == [(True, False, [])] * len(seen)
+    forward, backward = mlu_compile.last_report().graphs
+    assert forward.groups[0].measured and backward.groups[0].measured
+
+
+# (input, kernel, stride): the CNN case (2x2 windows after a ReLU: many ties at 0), overlapping and uneven windows,
+# sizes that leave rows and columns out, a 3-d input, and planes with fewer outputs than a vector.
+POOL_CASES = [
+    ((64, 32, 8, 8), (2, 2), (2, 2)),
+    ((3, 5, 13, 11), (3, 3), (2, 2)),
+    ((2, 4, 9, 17), (2, 3), (1, 2)),
+    ((4, 7, 10), (3, 2), (3, 1)),
+    ((1, 3, 5, 5), (5, 5), (1, 1)),
+]
+
+
+@pytest.mark.parametrize(("shape", "kernel", "stride"), POOL_CASES)
+def test_max_pool_kernel_returns_atens_values_and_indices(shape, kernel, stride):
+    # Oracle: ATen's CPU kernel, bit for bit, on ReLU'd data (ties), and with NaN, -inf and +inf planted (ATen keeps
+    # the first maximum, any NaN, and the first element of a window of -inf).
+    g = torch.Generator().manual_seed(len(shape) * 100 + kernel[0] * 10 + stride[1])
+    x = torch.randn(shape, generator=g).relu()
+    flat = x.view(-1)
+    picks = torch.randperm(flat.numel(), generator=g)
+    flat[picks[:7]] = float("nan")
+    flat[picks[7:11]] = float("inf")
+    flat[picks[11:15]] = float("-inf")
+    x[..., : kernel[0], : kernel[1]] = float("-inf")  # one window of -inf per plane
+    want = aten.max_pool2d_with_indices(x, list(kernel), list(stride))
+    got = torch.ops.torch_mlu.max_pool2d_with_indices(x, list(kernel), list(stride))
+    assert got[0].shape == want[0].shape and got[0].stride() == want[0].stride()
+    assert torch.equal(got[1], want[1])
+    torch.testing.assert_close(got[0], want[0], rtol=0, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("case", ["padding", "dilation", "ceil_mode", "channels_last", "double"])
+def test_max_pool_kernel_hands_other_cases_to_aten(case):
+    x = torch.randn(2, 3, 9, 9)
+    kwargs = {"kernel_size": [3, 3], "stride": [2, 2], "padding": [0, 0], "dilation": [1, 1], "ceil_mode": False}
+    if case == "padding":
+        kwargs["padding"] = [1, 1]
+    elif case == "dilation":
+        kwargs["dilation"] = [2, 1]
+    elif case == "ceil_mode":
+        kwargs["ceil_mode"] = True
+    elif case == "channels_last":
+        x = x.contiguous(memory_format=torch.channels_last)
+    else:
+        x = x.double()
+    want = aten.max_pool2d_with_indices(x, **kwargs)
+    got = torch.ops.torch_mlu.max_pool2d_with_indices(x, **kwargs)
+    for g_, w_ in zip(got, want, strict=True):
+        assert g_.stride() == w_.stride() and torch.equal(g_, w_)
+
+
+def test_compiled_cnn_pools_with_catchs_kernel_and_trains_like_cpu():
+    # Inductor's own max-pool lowering is left out (backend.py); the forward group calls Catch's kernel. Oracle: the
+    # same model's outputs and gradients on CPU eager.
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    ref = torch.nn.Sequential(torch.nn.Conv2d(1, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+                              torch.nn.Flatten(), torch.nn.Linear(8 * 5 * 5, 3))
+    model = copy.deepcopy(ref).to("mlu")
+    x = torch.rand(6, 1, 10, 10)
+    want = ref(x)
+    want.square().mean().backward()
+    got = torch.compile(model, backend="mlu")(x.to("mlu"))
+    got.square().mean().backward()
+    torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-6)
+    for p_ref, p in zip(ref.parameters(), model.parameters(), strict=True):
+        torch.testing.assert_close(p.grad.cpu(), p_ref.grad, rtol=1e-4, atol=1e-6)
+    forward, _ = mlu_compile.last_report().graphs
+    (group,) = forward.groups
+    assert group.kernels.get("torch_mlu.max_pool2d_with_indices.default") == 1
+    assert not any(op.startswith("prims._low_memory_max_pool") for op in group.ops)
+
+
+def test_catch_kernels_run_on_torchs_intra_op_threads():
+    # Catch's kernels split their work with at::parallel_for, which runs on the intra-op OpenMP threads only in code
+    # built with OpenMP; the extension must use torch's own runtime, so the count follows torch.set_num_threads.
+    from torch_mlu import _C
+
+    before = torch.get_num_threads()
+    try:
+        for n in (1, 2):
+            torch.set_num_threads(n)
+            assert _C._parallel_threads() == n
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_max_pool_backward_keeps_atens_kernel_in_a_compiled_group():
     # Inductor decomposes max_pool2d_with_indices_backward into a scatter_add (a serial loop of indirect stores in
     # its C++) and otherwise lowers it to a gather it cannot vectorize; the backward group calls ATen's kernel

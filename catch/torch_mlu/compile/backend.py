@@ -57,7 +57,10 @@ def _partition(gm: GraphModule, joint_inputs: Sequence[Any], **kwargs: Any) -> t
 # which Inductor's C++ backend emits as a serial loop of indirect `+=` stores -- 350 us of a 3.5 ms digits CNN
 # training step (1 thread), against 47 us for ATen's kernel. Left undecomposed, the op is lowered by Inductor's own
 # max_pool2d_with_indices_backward lowering (a parallel gather over each input's pooling windows).
-_SLOW_DECOMPOSITIONS = ("aten.max_pool2d_with_indices_backward.default",)
+# max_pool2d_with_indices becomes a window reduction into int8 offsets plus their conversion to int64 indices, emitted
+# as a scalar loop with a bounds check and a floor division per element (197 us of the digits CNN's forward at 2
+# threads); left undecomposed, the post-grad pass hands it to Catch's kernel (torch_mlu.compile.kernels).
+_SLOW_DECOMPOSITIONS = ("aten.max_pool2d_with_indices_backward.default", "aten.max_pool2d_with_indices.default")
 
 
 def decompositions() -> dict[Any, Any]:

@@ -15,22 +15,25 @@ kept per input signature (shapes, strides, dtypes).
 from __future__ import annotations
 
 import copy
+import queue
 import warnings
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import torch
 from torch.fx import GraphModule, Interpreter, Node
 from torch.utils._pytree import tree_map
+from torch.utils._python_dispatch import _disable_current_modes
 
 from torch_mlu import _C, mlu
 from torch_mlu.compile.debug_mode import debug_mode, tolerances
 from torch_mlu.compile.host_malloc import keep_host_buffers
-from torch_mlu.compile.kernels import CatchKernelPass, kernels_setting
+from torch_mlu.compile.kernels import CatchKernelPass, best_times, kernels_setting
 from torch_mlu.compile.report import GroupReport, publish
 
 _CPU = torch.device("cpu")
+_T = TypeVar("_T")
 
 
 def _device_to_cpu(value: Any) -> Any:
@@ -164,14 +167,61 @@ class FusionGroup(torch.nn.Module):
         # The first call happens inside AOTAutograd's runtime wrapper, whose dispatch modes and tracing state are
         # thread-local: compile on a fresh thread so Inductor's own AOTAutograd pass starts from a clean state, with
         # the caller's intra-op thread count (generated kernels size their work split by it).
+        # Kernel timings (CATCH_FUSE_KERNELS=auto) are handed back to this thread, which runs them while it waits.
         threads = torch.get_num_threads()
-        kernel_pass = CatchKernelPass(kernels_setting())
+        caller = CallerThread()
+        kernel_pass = CatchKernelPass(kernels_setting(), timer=caller.timer)
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="catch-fuse-compile") as pool:
-            compiled = pool.submit(_inductor_compile, self.cpu_gm, host_args, threads, kernel_pass).result()
+            compiling = pool.submit(_inductor_compile, self.cpu_gm, host_args, threads, kernel_pass)
+            caller.serve(compiling)
+            compiled = compiling.result()
         self.report.kernels = kernel_pass.used
         self.report.measured = [m.format() for m in kernel_pass.measurements]
         publish()
         return compiled
+
+
+class CallerThread:
+    """Work that the compile thread hands back to the thread that called the fusion group, run there while that
+    thread waits for the compilation (:meth:`serve`).
+
+    Kernel timings (:meth:`timer`, for ``CATCH_FUSE_KERNELS=auto``) must be taken on the thread that will run the
+    kernels. On a fresh thread the same GEMM is 2-10x slower, and unevenly so: best of 5 at 2 threads, 64x10 @ 10x64
+    took 5 us on the calling thread and 29-89 us on a new one, 512x256 @ 256x64 94 us and 160-204 us
+    (``benchmarks/README.md``), so the choice between ATen's and Catch's kernels followed noise.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]] | None] = queue.SimpleQueue()
+
+    def run(self, fn: Callable[[], _T]) -> _T:
+        """From another thread: ``fn()`` run on the serving thread; returns its result or raises its exception."""
+        done: Future[_T] = Future()
+        self._jobs.put((fn, done))
+        return done.result()
+
+    def timer(self, first: Callable[[], object], second: Callable[[], object]) -> tuple[float, float]:
+        """:func:`~torch_mlu.compile.kernels.best_times` of ``first`` and ``second``, run on the serving thread
+        without autograd recording and with its Python dispatch modes set aside: the inputs are real CPU tensors, and
+        a group's first call runs under AOTAutograd's ``_AnalyzeCustomOpInputOutputMode``, which adds about 20 us to
+        every op."""
+        def timed() -> tuple[float, float]:
+            with _disable_current_modes(), torch.no_grad():
+                return best_times(first, second)
+
+        return self.run(timed)
+
+    def serve(self, until: Future[Any]) -> None:
+        """Runs the handed-over work on this thread until ``until`` is done (its result is left to the caller)."""
+        until.add_done_callback(lambda _: self._jobs.put(None))
+        while (job := self._jobs.get()) is not None:
+            fn, done = job
+            try:
+                done.set_result(fn())
+            except BaseException as exc:  # handed back to the waiting thread, which then fails and ends
+                done.set_exception(exc)
+                if not isinstance(exc, Exception):
+                    raise
 
 
 def _index(device: torch.device) -> int:

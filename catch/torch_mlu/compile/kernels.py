@@ -33,7 +33,8 @@ digits CNN's 64x32x8x8 input against 35 us for ATen's kernel (1 thread). This ap
 Whether a Catch kernel pays depends on the CPU (MKL's and oneDNN's code paths differ by vendor and ISA) and on the
 shapes, so by default each candidate node is measured when its group compiles (``CATCH_FUSE_KERNELS`` unset or
 ``auto``): the ATen and the Catch kernel run interleaved on random inputs of the node's sizes, strides and dtypes,
-at the group's thread count, and the Catch kernel is kept only where it is at least 5 % faster -- the way Inductor's
+on the thread that calls the group (the compile thread hands the timing back to it) at the group's thread count,
+and the Catch kernel is kept only where it is at least 5 % faster -- the way Inductor's
 ``max_autotune`` picks among GEMM implementations (``torch/_inductor/select_algorithm.py``), at a cost of a few
 milliseconds per node, once per process per shape. ``CATCH_FUSE_KERNELS=catch`` uses every Catch kernel that
 applies without measuring, ``aten`` none (read when a group compiles). The report lists each measurement.
@@ -148,7 +149,7 @@ class Measurement:
         return f"{self.op} {self.shapes}: aten {self.aten_us:.0f} us, catch {self.catch_us:.0f} us -> {chosen}"
 
 
-REPS = 5
+REPS = 15
 Timer = Callable[[Callable[[], object], Callable[[], object]], tuple[float, float]]
 
 
@@ -267,8 +268,18 @@ def _max_pool2d_backward(grad_output: torch.Tensor, self: torch.Tensor, kernel_s
 
 torch.library.register_fake("torch_mlu::max_pool2d_with_indices_backward", _max_pool2d_backward)
 
-# ATen op -> the torch_mlu op that calls its ATen kernel from compiled code (same arguments and result).
+@torch.library.register_fake("torch_mlu::max_pool2d_with_indices")
+def _max_pool2d_fake(self: torch.Tensor, kernel_size: list[int], stride: list[int] | None = None,
+                     padding: list[int] | int = 0, dilation: list[int] | int = 1,
+                     ceil_mode: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    # ATen's meta kernel: the sizes and the memory format (that of the input) the C++ kernel returns as well
+    return _aten.max_pool2d_with_indices.default(self, kernel_size, stride or [], padding, dilation, ceil_mode)
+
+
+# ATen op -> the torch_mlu op that compiled code calls instead (same arguments and result): ATen's kernel, or for the
+# forward max pooling Catch's own (catch/csrc/kernels/pool_kernels.cpp).
 ATEN_KERNELS = {
+    _aten.max_pool2d_with_indices.default: torch.ops.torch_mlu.max_pool2d_with_indices.default,
     _aten.max_pool2d_with_indices_backward.default: torch.ops.torch_mlu.max_pool2d_with_indices_backward.default,
 }
 
@@ -326,15 +337,16 @@ def unfuse_bias_add(graph: Graph) -> int:
 
 class CatchKernelPass(CustomGraphPass):
     """Inductor post-grad pass running :func:`unfuse_bias_add`, :func:`keep_aten_kernels` and, unless ``setting`` is
-    ``aten``, :func:`use_catch_kernels`; ``used`` accumulates what they replaced and ``measurements`` what was
-    measured.
+    ``aten``, :func:`use_catch_kernels` (timing with ``timer``); ``used`` accumulates what they replaced and
+    ``measurements`` what was measured.
 
     ``uuid`` hashes this file, so Inductor's FX graph cache keeps graphs compiled by another version of the pass
     apart (``torch._inductor.custom_graph_pass``).
     """
 
-    def __init__(self, setting: str = "auto") -> None:
+    def __init__(self, setting: str = "auto", timer: Timer = best_times) -> None:
         self.setting = setting
+        self.timer = timer
         self.used: dict[str, int] = {}
         self.measurements: list[Measurement] = []
 
@@ -342,7 +354,7 @@ class CatchKernelPass(CustomGraphPass):
         unfuse_bias_add(graph)
         used = keep_aten_kernels(graph)
         if self.setting != "aten":
-            used.update(use_catch_kernels(graph, self.setting, measurements=self.measurements))
+            used.update(use_catch_kernels(graph, self.setting, self.timer, measurements=self.measurements))
         for op, count in used.items():
             self.used[op] = self.used.get(op, 0) + count
 
