@@ -428,6 +428,40 @@ def test_catch_kernels_run_on_torchs_intra_op_threads():
         torch.set_num_threads(before)
 
 
+def test_an_interrupted_caller_does_not_leave_the_compile_thread_waiting():
+    # A KeyboardInterrupt while the calling thread serves a timing must end the compile thread too (it waits for
+    # that timing's result), or leaving the `with ThreadPoolExecutor` block would hang for ever.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from torch_mlu.compile.group import CallerThread
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    caller = CallerThread()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        compiling = pool.submit(lambda: [caller.run(lambda: 1), caller.run(interrupted), caller.run(lambda: 3)])
+        with pytest.raises(KeyboardInterrupt):
+            caller.serve(compiling)
+        assert isinstance(compiling.exception(timeout=10), KeyboardInterrupt)
+        # work handed over after the interruption fails at once instead of waiting for a server that is gone
+        late = pool.submit(caller.run, lambda: 4)
+        with pytest.raises(RuntimeError, match="interrupted"):
+            late.result(timeout=10)
+
+    # Exceptions of the work itself go back to the compile thread; serving goes on.
+    caller = CallerThread()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        def compile_() -> int:
+            with pytest.raises(ZeroDivisionError):
+                caller.run(lambda: 1 / 0)
+            return caller.run(lambda: 5)
+
+        compiling = pool.submit(compile_)
+        caller.serve(compiling)
+        assert compiling.result(timeout=10) == 5
+
+
 def test_max_pool_backward_keeps_atens_kernel_in_a_compiled_group():
     # Inductor decomposes max_pool2d_with_indices_backward into a scatter_add (a serial loop of indirect stores in
     # its C++) and otherwise lowers it to a gather it cannot vectorize; the backward group calls ATen's kernel

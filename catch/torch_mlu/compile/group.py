@@ -23,8 +23,8 @@ from typing import Any, TypeVar
 
 import torch
 from torch.fx import GraphModule, Interpreter, Node
-from torch.utils._pytree import tree_map
 from torch.utils._python_dispatch import _disable_current_modes
+from torch.utils._pytree import tree_map
 
 from torch_mlu import _C, mlu
 from torch_mlu.compile.debug_mode import debug_mode, tolerances
@@ -193,12 +193,23 @@ class CallerThread:
 
     def __init__(self) -> None:
         self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]] | None] = queue.SimpleQueue()
+        self._stopped: BaseException | None = None
 
     def run(self, fn: Callable[[], _T]) -> _T:
-        """From another thread: ``fn()`` run on the serving thread; returns its result or raises its exception."""
+        """From another thread: ``fn()`` run on the serving thread; returns its result or raises its exception.
+
+        Raises :class:`RuntimeError` when the serving thread stopped serving (it was interrupted, e.g. by
+        ``KeyboardInterrupt``), so the compile thread ends instead of waiting for ever.
+        """
         done: Future[_T] = Future()
         self._jobs.put((fn, done))
-        return done.result()
+        while True:
+            try:
+                return done.result(timeout=0.05)
+            except TimeoutError:
+                if self._stopped is not None and not done.done():
+                    raise RuntimeError("the thread that called the fusion group was interrupted while it compiled "
+                                       "the group") from self._stopped
 
     def timer(self, first: Callable[[], object], second: Callable[[], object]) -> tuple[float, float]:
         """:func:`~torch_mlu.compile.kernels.best_times` of ``first`` and ``second``, run on the serving thread
@@ -212,16 +223,27 @@ class CallerThread:
         return self.run(timed)
 
     def serve(self, until: Future[Any]) -> None:
-        """Runs the handed-over work on this thread until ``until`` is done (its result is left to the caller)."""
+        """Runs the handed-over work on this thread until ``until`` is done (its result is left to the caller).
+
+        An exception of the work goes back to the thread that handed it over. An interruption of this thread (any
+        ``BaseException`` that is not an ``Exception``) stops the serving: the job it hit gets it, later ones a
+        :class:`RuntimeError` (see :meth:`run`), and it propagates here.
+        """
         until.add_done_callback(lambda _: self._jobs.put(None))
-        while (job := self._jobs.get()) is not None:
-            fn, done = job
-            try:
-                done.set_result(fn())
-            except BaseException as exc:  # handed back to the waiting thread, which then fails and ends
-                done.set_exception(exc)
-                if not isinstance(exc, Exception):
-                    raise
+        current: Future[Any] | None = None
+        try:
+            while (job := self._jobs.get()) is not None:
+                fn, current = job
+                try:
+                    current.set_result(fn())
+                except Exception as exc:
+                    current.set_exception(exc)
+                current = None
+        except BaseException as exc:
+            self._stopped = exc
+            if current is not None and not current.done():
+                current.set_exception(exc)
+            raise
 
 
 def _index(device: torch.device) -> int:
