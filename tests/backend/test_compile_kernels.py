@@ -392,28 +392,6 @@ def test_max_pool_kernel_hands_other_cases_to_aten(case):
         assert g_.stride() == w_.stride() and torch.equal(g_, w_)
 
 
-def test_compiled_cnn_pools_with_catchs_kernel_and_trains_like_cpu():
-    # Inductor's own max-pool lowering is left out (backend.py); the forward group calls Catch's kernel. Oracle: the
-    # same model's outputs and gradients on CPU eager.
-    torch._dynamo.reset()
-    torch.manual_seed(0)
-    ref = torch.nn.Sequential(torch.nn.Conv2d(1, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-                              torch.nn.Flatten(), torch.nn.Linear(8 * 5 * 5, 3))
-    model = copy.deepcopy(ref).to("mlu")
-    x = torch.rand(6, 1, 10, 10)
-    want = ref(x)
-    want.square().mean().backward()
-    got = torch.compile(model, backend="mlu")(x.to("mlu"))
-    got.square().mean().backward()
-    torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-6)
-    for p_ref, p in zip(ref.parameters(), model.parameters(), strict=True):
-        torch.testing.assert_close(p.grad.cpu(), p_ref.grad, rtol=1e-4, atol=1e-6)
-    forward, _ = mlu_compile.last_report().graphs
-    (group,) = forward.groups
-    assert group.kernels.get("torch_mlu.max_pool2d_with_indices.default") == 1
-    assert not any(op.startswith("prims._low_memory_max_pool") for op in group.ops)
-
-
 def test_catch_kernels_run_on_torchs_intra_op_threads():
     # Catch's kernels split their work with at::parallel_for, which runs on the intra-op OpenMP threads only in code
     # built with OpenMP; the extension must use torch's own runtime, so the count follows torch.set_num_threads.
@@ -462,21 +440,29 @@ def test_an_interrupted_caller_does_not_leave_the_compile_thread_waiting():
         assert compiling.result(timeout=10) == 5
 
 
-def test_max_pool_backward_keeps_atens_kernel_in_a_compiled_group():
-    # Inductor decomposes max_pool2d_with_indices_backward into a scatter_add (a serial loop of indirect stores in
-    # its C++) and otherwise lowers it to a gather it cannot vectorize; the backward group calls ATen's kernel
-    # instead, with every CATCH_FUSE_KERNELS setting. Oracle: the same model's gradients on CPU.
+def test_compiled_cnn_pools_on_catchs_and_atens_kernels_and_trains_like_cpu():
+    # Forward: Inductor's own max-pool lowering (int8 offsets, then a scalar index loop) is left out (backend.py) and
+    # the forward group calls Catch's kernel. Backward: Inductor decomposes max_pool2d_with_indices_backward into a
+    # scatter_add (a serial loop of indirect stores in its C++) and otherwise lowers it to a gather it cannot
+    # vectorize; the backward group calls ATen's kernel instead, with every CATCH_FUSE_KERNELS setting. Oracle: the
+    # same model's outputs and gradients on CPU.
     torch._dynamo.reset()
     torch.manual_seed(0)
     ref = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
                               torch.nn.Flatten(), torch.nn.Linear(4 * 4 * 4, 3))
     model = copy.deepcopy(ref).to("mlu")
     x = torch.rand(8, 1, 8, 8)
-    ref(x).square().mean().backward()
-    torch.compile(model, backend="mlu")(x.to("mlu")).square().mean().backward()
+    want = ref(x)
+    want.square().mean().backward()
+    got = torch.compile(model, backend="mlu")(x.to("mlu"))
+    got.square().mean().backward()
+    torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-6)
     for p_ref, p in zip(ref.parameters(), model.parameters(), strict=True):
         torch.testing.assert_close(p.grad.cpu(), p_ref.grad, rtol=1e-4, atol=1e-6)
     forward, backward = mlu_compile.last_report().graphs
+    (forward_group,) = forward.groups
+    assert forward_group.kernels.get("torch_mlu.max_pool2d_with_indices.default") == 1
+    assert not any(op.startswith("prims._low_memory_max_pool") for op in forward_group.ops)
     (group,) = backward.groups
     assert "aten.scatter_add.default" not in group.ops
     assert group.kernels.get("torch_mlu.max_pool2d_with_indices_backward.default") == 1
