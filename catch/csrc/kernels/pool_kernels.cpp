@@ -10,12 +10,11 @@
 // to a window reduction into int8 offsets plus a pointwise conversion to int64 indices, and its C++ backend emits
 // the latter as a scalar loop with a bounds check and an integer floor division per element: 197 us for the digits
 // CNN's 64x32x8x8 input at 2 threads, the slowest kernel of its forward. ATen's own CPU kernel for contiguous
-// (NCHW) input takes about as long (242 us: it walks each plane with the general index arithmetic of every
-// padding, dilation and ceil mode).
+// (NCHW) input is slower still: 409 us on the same ReLU'd input (a scalar loop that branches on each comparison).
 //
 // The common case -- float32, contiguous NCHW (4-d or 3-d), no padding, dilation 1, ceil_mode false -- is one pass
-// here, parallel over planes: per output, the window's values in row-major order, keeping the first maximum and any
-// NaN, exactly as ATen's cpu_max_pool (aten/src/ATen/native/cpu/MaxPoolKernel.cpp) does:
+// here (83 us there), parallel over planes: per output, the window's values in row-major order, keeping the first
+// maximum and any NaN, exactly as ATen's cpu_max_pool (aten/src/ATen/native/cpu/MaxPoolKernel.cpp) does:
 //   if (val > maxval || isnan(val)) { maxval = val; maxindex = index; }   with maxval = -inf, maxindex = the
 // window's first element, so a window of -inf gives -inf at its first index and NaN wins (the last NaN's index).
 // Everything else goes to ATen's kernel unchanged.

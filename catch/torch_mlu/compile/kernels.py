@@ -23,12 +23,13 @@ pattern passes, so it also sees the attention that Inductor formed inside the gr
 attention mask or causal masking keep the flash ops. The ``eager``, ``cpu`` and ``layerwise`` debug modes run the
 group's original graph, so they remain the reference for these kernels.
 
-The same pass keeps some ATen kernels as extern calls where Inductor's own code for the op is slower
-(:data:`ATEN_KERNELS`): it swaps the node for a ``torch_mlu`` op of the same schema that calls the ATen kernel,
-which Inductor cannot look into. ``max_pool2d_with_indices_backward``: Inductor lowers it to a gather over each
-input's pooling windows whose C++ loop it cannot vectorize (integer floor divisions in the index): 300 us for the
-digits CNN's 64x32x8x8 input against 35 us for ATen's kernel (1 thread). This applies with every
-``CATCH_FUSE_KERNELS`` setting.
+The same pass keeps some ops as extern calls where Inductor's own code for the op is slower (:data:`ATEN_KERNELS`):
+it swaps the node for a ``torch_mlu`` op of the same schema, which Inductor cannot look into, and which calls the
+ATen kernel or, for the forward ``max_pool2d_with_indices``, Catch's (``catch/csrc/kernels/pool_kernels.cpp``:
+Inductor's lowering ends in a scalar index loop, 197 us of the digits CNN's forward at 2 threads, Catch's 83 us).
+``max_pool2d_with_indices_backward``: Inductor lowers it to a gather over each input's pooling windows whose C++ loop
+it cannot vectorize (integer floor divisions in the index): 300 us for the digits CNN's 64x32x8x8 input against 35 us
+for ATen's kernel (1 thread). This applies with every ``CATCH_FUSE_KERNELS`` setting.
 
 Whether a Catch kernel pays depends on the CPU (MKL's and oneDNN's code paths differ by vendor and ISA) and on the
 shapes, so by default each candidate node is measured when its group compiles (``CATCH_FUSE_KERNELS`` unset or
