@@ -39,6 +39,7 @@
 #include <optional>
 #include <tuple>
 
+#include "isa_clones.h"
 #include "onednn_gemm.h"
 
 namespace torch_mlu {
@@ -55,11 +56,6 @@ constexpr int64_t kMinHeadMacsForward = int64_t{1} << 20;
 constexpr int64_t kMinHeadMacsBackward = int64_t{1} << 21;
 
 // ---- row passes -------------------------------------------------------------------------------------------------
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define CATCH_ROW_ATTRS __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define CATCH_ROW_ATTRS
-#endif
 #define CATCH_INLINE inline __attribute__((always_inline))
 
 constexpr int64_t kLanes = 16;
@@ -123,7 +119,7 @@ CATCH_INLINE vf vexp(vf x) {
 }
 
 // x[0..n) <- softmax(scale * x); returns the log-sum-exp of scale * x. scale > 0.
-CATCH_ROW_ATTRS float softmax_row(float* x, int64_t n, float scale) {
+CATCH_ISA_CLONES float softmax_row(float* x, int64_t n, float scale) {
   const float ninf = -std::numeric_limits<float>::infinity();
   const int64_t full = n - n % kLanes;
   vf vm = vsplat(ninf);
@@ -155,14 +151,14 @@ CATCH_ROW_ATTRS float softmax_row(float* x, int64_t n, float scale) {
 }
 
 // x[0..n) <- exp(scale * x - lse).
-CATCH_ROW_ATTRS void exp_row(float* x, int64_t n, float scale, float lse) {
+CATCH_ISA_CLONES void exp_row(float* x, int64_t n, float scale, float lse) {
   const int64_t full = n - n % kLanes;
   for (int64_t j = 0; j < full; j += kLanes) vstore(x + j, vexp(vload(x + j) * scale - lse));
   if (full < n) vstore_tail(x + full, vexp(vload_tail(x + full, n - full, 0.f) * scale - lse), n - full);
 }
 
 // dp[0..n) <- p * (dp - d) * scale.
-CATCH_ROW_ATTRS void grad_scores_row(const float* p, float* dp, int64_t n, float d, float scale) {
+CATCH_ISA_CLONES void grad_scores_row(const float* p, float* dp, int64_t n, float d, float scale) {
   const int64_t full = n - n % kLanes;
   for (int64_t j = 0; j < full; j += kLanes) vstore(dp + j, vload(p + j) * (vload(dp + j) - d) * scale);
   for (int64_t j = full; j < n; ++j) dp[j] = p[j] * (dp[j] - d) * scale;

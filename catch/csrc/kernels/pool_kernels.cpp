@@ -30,6 +30,8 @@
 #include <tuple>
 #include <vector>
 
+#include "isa_clones.h"
+
 namespace torch_mlu {
 namespace {
 
@@ -53,23 +55,18 @@ bool fast_path(const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayRef s
 }
 
 // Eight outputs at a time, as GCC vector extensions built for x86-64-v4 (AVX-512), x86-64-v3 (AVX2) and the baseline
-// ISA, picked at load time (target_clones, as in attention_kernels.cpp): for each window position (i, j) in
+// ISA, picked at load time (CATCH_ISA_CLONES): for each window position (i, j) in
 // row-major order, the eight outputs' values at that position are gathered into one vector, and the running maximum
 // and its index are updated by selects. No branch depends on the data: a branch on `val > maxval` mispredicts on
 // about half of the elements of real activations (after a ReLU, many windows tie at 0), which made a scalar version
 // of this loop slower than ATen's kernel. `offsets[k]` is output k's first input element in its plane
 // (y * sh * w + x * sw); a plane's indices are offsets within it, as ATen returns them.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define CATCH_POOL_ATTRS __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define CATCH_POOL_ATTRS
-#endif
 
 constexpr int kLanes = 8;
 typedef float vf8 __attribute__((vector_size(kLanes * sizeof(float))));
 typedef int32_t vi8 __attribute__((vector_size(kLanes * sizeof(int32_t))));
 
-CATCH_POOL_ATTRS void pool_plane(const float* in, float* out, int64_t* idx, const int32_t* offsets, int64_t count,
+CATCH_ISA_CLONES void pool_plane(const float* in, float* out, int64_t* idx, const int32_t* offsets, int64_t count,
                                  int64_t w, int64_t kh, int64_t kw) {
   for (int64_t k0 = 0; k0 < count; k0 += kLanes) {
     const int64_t lanes = std::min<int64_t>(kLanes, count - k0);
