@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import re
 import sys
-import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import tomllib
 
 
 class UserError(Exception):

@@ -19,11 +19,8 @@ The ``pytorch`` gitlink (mode 160000 entry in the index) must name the same comm
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-
-from packaging.version import InvalidVersion, Version
 
 from catch_tools.errors import UserError, toml_error
 from catch_tools.gitcli import try_git
@@ -55,6 +52,8 @@ class Pin:
     @property
     def public_version(self) -> str:
         """The upstream release without local label, e.g. ``2.13.0``."""
+        from packaging.version import Version  # imported here: ~3 ms of every CLI start-up that needs no version
+
         return Version(self.wheel_version).public
 
 
@@ -110,6 +109,10 @@ def parse_pin(text: str, path: str | Path) -> Pin:
     Raises:
         UserError: TOML syntax error (with line), missing key, or a malformed commit/version.
     """
+    import tomllib  # imported here (as packaging below): ~5 ms of every CLI start-up that reads no TOML
+
+    from packaging.version import InvalidVersion, Version
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:

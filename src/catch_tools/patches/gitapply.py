@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,13 +56,31 @@ from catch_tools.progress import progress as progress_display
 
 
 class GitTreeReader:
-    """The tree of one commit, read through ``git ls-tree`` and a persistent ``git cat-file --batch``."""
+    """The tree of one commit, read through ``git ls-tree`` and a persistent ``git cat-file --batch``.
 
-    def __init__(self, target: Target, commit: str):
+    ``paths``: the only paths the caller will ask about (a series' :func:`series_paths`). Then ``ls-tree`` lists
+    just those and their directories instead of the whole tree (PyTorch's has ~15,000 files), and a question about
+    any other path falls back to the whole listing.
+    """
+
+    def __init__(self, target: Target, commit: str, paths: Iterable[str] | None = None):
         self.target = target
-        out = run_git(target.root, "ls-tree", "-r", "-z", "--full-tree", commit).stdout.decode("utf-8", "replace")
+        self.commit = commit
         self.entries: dict[str, tuple[str, str]] = {}
-        for entry in out.split("\0"):
+        self.known: set[str] | None = None
+        wanted = sorted({d for p in paths for d in _with_parents(p)}) if paths is not None else None
+        if wanted is not None and len(wanted) <= _MAX_LISTED_PATHS:
+            # Non-recursive with literal pathspecs (git-ls-tree(1)): a blob or link names its own entry, a directory
+            # lists its entries -- so a symlink on the way to a path shows up as the entry it is.
+            self._list(wanted)
+            self.known = set(wanted)
+        else:
+            self._list(None)
+
+    def _list(self, paths: list[str] | None) -> None:
+        args = ["ls-tree", "-z", "--full-tree", self.commit] + (["--", *paths] if paths is not None else ["-r"])
+        proc = run_git(self.target.root, *args, env={"GIT_LITERAL_PATHSPECS": "1"})
+        for entry in proc.stdout.decode("utf-8", "replace").split("\0"):
             if entry:
                 meta, path = entry.split("\t", 1)
                 mode, kind, sha = meta.split()
@@ -70,11 +88,30 @@ class GitTreeReader:
                     self.entries[path] = (mode, sha)
 
     def exists(self, path: str) -> bool:
+        if self.known is not None and path not in self.known:
+            self.entries.clear()
+            self.known = None
+            self._list(None)
         return path in self.entries
 
     def read(self, path: str) -> FileState:
         mode, sha = self.entries[path]
         return mode, self.target.blobs.read(sha)
+
+
+#: Above this many paths, one recursive listing of the whole tree beats a command line of pathspecs.
+_MAX_LISTED_PATHS = 2000
+
+
+def _with_parents(path: str) -> list[str]:
+    """``a/b/c`` -> ``["a", "a/b", "a/b/c"]``."""
+    parts = path.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+def series_paths(patches: Iterable[Patch]) -> set[str]:
+    """Every path the series' file changes name (old and new names of renames and copies)."""
+    return {path for patch in patches for change in patch.files for path in change.paths}
 
 
 @dataclass
@@ -101,13 +138,13 @@ def simulate_with_progress(patches: list[Patch], reader: GitTreeReader, *, repor
 
 
 def _check_head(target: Target, base: str, force: bool) -> list[str]:
-    head = target.head()
+    head, applied, recorded_base = target.revs("HEAD", REF_APPLIED, REF_BASE)
     assert head is not None
     dirty = target.dirty_paths()
     if dirty and not force:
         raise UserError(f"work tree has uncommitted changes ({len(dirty)} file(s), e.g. {dirty[0]}): commit and "
                         "export them, discard them, or pass --force to discard", path=str(target.root))
-    known = head == base or (head == target.rev(REF_APPLIED) and target.rev(REF_BASE) == base)
+    known = head == base or (head == applied and recorded_base == base)
     if not known and not force:
         proc = run_git(target.root, "merge-base", "--is-ancestor", base, head, check=False)
         if proc.returncode == 0:
@@ -132,7 +169,8 @@ def apply_to_git(source: Path, patches_dir: Path, *, base: str | None = None, fo
     patches = load_series(patches_dir)
     base_sha = resolve_base(target, base, pin)
     dirty = _check_head(target, base_sha, force)
-    outcomes = simulate_with_progress(patches, GitTreeReader(target, base_sha), progress=progress)
+    reader = GitTreeReader(target, base_sha, series_paths(patches))
+    outcomes = simulate_with_progress(patches, reader, progress=progress)
     failed = [o for o in outcomes if not o.ok]
     binary = any(ch.binary for p in patches for ch in p.files)
     if failed and not (three_way or stop_at_conflict or binary):
@@ -148,21 +186,20 @@ def apply_to_git(source: Path, patches_dir: Path, *, base: str | None = None, fo
     new_head = commits[-1] if commits else base_sha
     result = ApplyResult(base_sha, new_head, [(p.name, c) for p, c in zip(patches, commits, strict=True)],
                          notes=notes)
-    if (target.head() == new_head and not dirty and target.rev(REF_APPLIED) == new_head
-            and target.rev(REF_BASE) == base_sha):
-        result.noop = True
-        return result
     touched = sorted({p for o in outcomes for p in o.changes})
     state = snapshot(target, "apply", touched)
+    head, applied = state.orig_head, state.orig_refs[REF_APPLIED]
+    if head == new_head and not dirty and applied == new_head and state.orig_refs[REF_BASE] == base_sha:
+        result.noop = True
+        return result
     write_state(target, state)
     try:
-        move_head(target, new_head, reset=bool(dirty) or target.head() not in (base_sha, target.rev(REF_APPLIED)))
-        target.set_ref(REF_BASE, base_sha)
-        target.set_ref(REF_APPLIED, new_head)
+        move_head(target, new_head, reset=bool(dirty) or head not in (base_sha, applied), head=head)
+        # refs/patches/base and refs/patches/applied are set in the transaction that ends the in-progress state
+        clear_state(target, {REF_BASE: base_sha, REF_APPLIED: new_head})
     except BaseException:
         restore(target, state)
         raise
-    clear_state(target)
     return result
 
 

@@ -56,17 +56,35 @@ class Target:
 
     def rev(self, ref: str) -> str | None:
         """The commit ``ref`` names, or None."""
-        proc = run_git(self.root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
-        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+        return self.revs(ref)[0]
+
+    def revs(self, *refs: str) -> list[str | None]:
+        """The commit each of ``refs`` names (None where it names none), from one ``git cat-file --batch-check``.
+
+        Each name is resolved as ``git rev-parse --verify "<name>^{commit}"`` resolves it (gitrevisions(7)); cat-file
+        prints ``<name> missing`` or ``<name> ambiguous`` for a name that resolves to no single commit.
+        """
+        query = "".join(f"{ref}^{{commit}}\n" for ref in refs if "\n" not in ref)
+        proc = run_git(self.root, "cat-file", "--batch-check", input=query.encode("utf-8", "surrogateescape"))
+        answers = iter(proc.stdout.decode("utf-8", "replace").splitlines())
+        shas: list[str | None] = []
+        for ref in refs:
+            parts = [] if "\n" in ref else next(answers, "").split(" ")  # <sha> commit <size>, or <name> missing
+            shas.append(parts[0] if len(parts) == 3 and parts[1] == "commit" and parts[2].isdigit() else None)
+        return shas
 
     def head(self) -> str | None:
         return self.rev("HEAD")
 
     def set_ref(self, ref: str, sha: str | None) -> None:
-        if sha is None:
-            run_git(self.root, "update-ref", "-d", ref, check=False)
-        else:
-            run_git(self.root, "update-ref", ref, sha)
+        """Point ``ref`` at ``sha``, or delete it when ``sha`` is None (a missing ref is no error)."""
+        self.set_refs({ref: sha})
+
+    def set_refs(self, refs: dict[str, str | None]) -> None:
+        """Point each ref at its commit, or delete it where the value is None, in one ``git update-ref --stdin``
+        transaction (all or none: git-update-ref(1), "--stdin")."""
+        commands = "".join(f"update {ref} {sha}\n" if sha else f"delete {ref}\n" for ref, sha in refs.items())
+        run_git(self.root, "update-ref", "--stdin", input=commands.encode())
 
     def dirty_paths(self) -> list[str]:
         """Tracked files whose index or work tree differ from HEAD (untracked files are not counted)."""
@@ -165,19 +183,20 @@ def write_state(target: Target, state: State) -> None:
     target.set_ref(REF_IN_PROGRESS, state.orig_head)
 
 
-def clear_state(target: Target) -> None:
-    target.set_ref(REF_IN_PROGRESS, None)
+def clear_state(target: Target, refs: dict[str, str | None] | None = None) -> None:
+    """Drop the in-progress state; ``refs`` are set in the same ref transaction that deletes the
+    ``apply-in-progress`` ref (:meth:`Target.set_refs`)."""
+    target.set_refs({**(refs or {}), REF_IN_PROGRESS: None})
     with contextlib.suppress(FileNotFoundError):
         (target.state_dir / "state.json").unlink()
 
 
 def snapshot(target: Target, operation: str, touched: list[str] | None = None) -> State:
     """The current HEAD, branch and ``refs/patches/*`` as a :class:`State`."""
-    head = target.head()
+    head, base, applied = target.revs("HEAD", REF_BASE, REF_APPLIED)
     assert head is not None
     branch = run_git(target.root, "symbolic-ref", "-q", "HEAD", check=False).stdout.decode().strip() or None
-    refs = {ref: target.rev(ref) for ref in (REF_BASE, REF_APPLIED)}
-    return State(operation, head, branch, refs, os.getpid(), touched or [])
+    return State(operation, head, branch, {REF_BASE: base, REF_APPLIED: applied}, os.getpid(), touched or [])
 
 
 def _pid_alive(pid: int) -> bool:
@@ -192,10 +211,11 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def move_head(target: Target, new: str, *, reset: bool = False) -> None:
+def move_head(target: Target, new: str, *, reset: bool = False, head: str | None = None) -> None:
     """Check out commit ``new`` like a fast-forward: index and work tree follow (two-tree ``read-tree -m -u``, which
-    refuses to overwrite untracked files before touching anything), then HEAD (or the branch HEAD names) moves."""
-    head = target.head()
+    refuses to overwrite untracked files before touching anything), then HEAD (or the branch HEAD names) moves.
+    ``head``: the current HEAD when the caller has just read it (else it is read here)."""
+    head = head or target.head()
     if reset:
         run_git(target.root, "read-tree", "--reset", "-u", new)
     else:
@@ -225,9 +245,7 @@ def restore(target: Target, state: State) -> None:
         p = target.root / path
         if path not in before and (p.is_file() or p.is_symlink()):
             p.unlink()
-    for ref, sha in state.orig_refs.items():
-        target.set_ref(ref, sha)
-    clear_state(target)
+    clear_state(target, state.orig_refs)
 
 
 def recover(target: Target, *, force: bool = False) -> str | None:
