@@ -91,3 +91,34 @@ def test_single_rank_mixed_group_work_api_and_options() -> None:
     assert "shut down" in r["after_destroy"]
     assert r["pg_options"] == "cncl pg_options must be ProcessGroupCNCL.Options, got object"
     assert r["checked_group"] is False
+
+
+EXIT_COLLECTIONS = r"""
+import atexit, gc, os, sys
+seen = {"exiting": False, "full": 0}
+def count(phase, info):
+    if phase == "stop" and info["generation"] == 2 and seen["exiting"]:
+        seen["full"] += 1
+gc.callbacks.append(count)
+atexit.register(lambda: os.write(1, b"%d" % seen["full"]))  # registered first: runs last
+import torch
+import torch.distributed as dist
+if sys.argv[1] == "group":
+    dist.init_process_group("cncl", store=dist.HashStore(), rank=0, world_size=1)
+    t = torch.ones(4, device="mlu")
+    dist.all_reduce(t)
+    dist.destroy_process_group()
+atexit.register(lambda: seen.__setitem__("exiting", True))  # registered last: runs first
+"""
+
+
+def test_exit_collects_garbage_only_after_a_cncl_group() -> None:
+    """The exit's drain runs a full garbage collection for processes that made a ``cncl`` process group (see
+    ``torch_mlu.distributed._engine._drain_at_exit``); any other process that imports torch exits without one,
+    as it does with the autoload off (~65 ms each exit)."""
+    full = {}
+    for case in ("import", "group"):
+        proc = subprocess.run([sys.executable, "-c", EXIT_COLLECTIONS, case], capture_output=True, text=True,
+                              check=True, timeout=120)
+        full[case] = int(proc.stdout)
+    assert full == {"import": 0, "group": 1}

@@ -97,6 +97,9 @@ class Job:
 
 _STOP = object()
 _ENGINES: weakref.WeakSet[Engine] = weakref.WeakSet()
+#: whether this process ever made an :class:`Engine` (a ``cncl`` process group); only then is there anything for
+#: the exit's drain and collection to do
+_STARTED = False
 #: seconds the interpreter's exit waits for collectives still in flight
 EXIT_DRAIN_S = 10.0
 
@@ -114,7 +117,13 @@ def _drain_at_exit() -> None:
     4 of 42 two-rank runs without it and in 0 of 60 with it. The collection also keeps the Gloo threads off the
     interpreter until it is done, but the threads outlive it, so this is a measured mitigation, not a proof
     (catch/README.md, "Known issues").
+
+    A process that never made a ``cncl`` process group skips both: the collection alone costs every exit about
+    65 ms after ``import torch`` (a full pass over ~165,000 objects), which ``benchmarks/run_all.py``'s
+    ``import torch`` row measured as most of the autoload's cost.
     """
+    if not _STARTED:
+        return
     for engine in list(_ENGINES):
         engine.shutdown(drain_s=EXIT_DRAIN_S)
     gc.collect()
@@ -155,6 +164,8 @@ class Engine:
         self._issuer = threading.Thread(target=self._issue_loop, name="cncl-issue", daemon=True)
         self._issuer.start()
         self._closed = False
+        global _STARTED
+        _STARTED = True
         _ENGINES.add(self)
 
     # ---- caller side ------------------------------------------------------------------------------------------
