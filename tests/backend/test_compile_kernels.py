@@ -3,9 +3,10 @@
 
 """Catch's kernels in compiled fusion groups (issue 10): ``torch_mlu.attention`` / ``attention_backward`` return what
 ATen's CPU flash-attention kernels return, in the same layouts, and hand back to them what they do not handle;
-``torch_mlu.mm`` / ``addmm`` equal the ATen products on every operand layout; the post-grad pass swaps in only the
-calls the kernels handle; a compiled transformer block uses them, reports them, and still matches eager, also with
-``CATCH_FUSE_KERNELS=aten``."""
+``torch_mlu.mm`` / ``addmm`` equal the ATen products on every operand layout; the max-pooling kernels return ATen's
+values, indices and gradients bit for bit and the direct convolution ATen's results and weight gradients; the
+post-grad pass swaps in only the calls the kernels handle; a compiled transformer block uses them, reports them,
+and still matches eager, also with ``CATCH_FUSE_KERNELS=aten``."""
 
 from __future__ import annotations
 
@@ -137,6 +138,30 @@ def test_matrix_products_stay_on_aten_where_onednn_does_not_pay(case):
         assert torch.equal(torch.ops.torch_mlu.mm(a, b), torch.mm(a, b))
 
 
+def _conv_nodes(graph: torch.fx.Graph) -> dict[str, torch.fx.Node]:
+    """Convolution nodes with example values: a one-channel first layer (forward, and backward without an input
+    gradient) and the cases the direct kernels leave to ATen."""
+    def placeholder(name: str, value: torch.Tensor) -> torch.fx.Node:
+        node = graph.placeholder(name)
+        node.meta["val"] = value
+        return node
+
+    image, rgb36 = placeholder("image", torch.empty(8, 1, 8, 8)), placeholder("rgb36", torch.empty(8, 4, 8, 8))
+    w1, w36 = placeholder("w1", torch.empty(16, 1, 3, 3)), placeholder("w36", torch.empty(16, 4, 3, 3))
+    wide = placeholder("wide", torch.empty(8, 16, 8, 8))
+    strided = placeholder("strided", torch.empty(8, 1, 8, 16)[..., ::2])
+    args = ([1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+    conv, backward = aten.convolution.default, aten.convolution_backward.default
+    return {
+        "first layer": graph.call_function(conv, (image, w1, None, *args)),
+        "first layer backward": graph.call_function(backward, (wide, image, w1, [16], *args, [False, True, True])),
+        "input gradient": graph.call_function(backward, (wide, image, w1, [16], *args, [True, True, True])),
+        "36 taps": graph.call_function(conv, (rgb36, w36, None, *args)),
+        "stride 2": graph.call_function(conv, (image, w1, None, [2, 2], *args[1:])),
+        "strided input": graph.call_function(conv, (strided, w1, None, *args)),
+    }
+
+
 def test_pass_swaps_in_only_the_calls_the_kernels_handle():
     graph = torch.fx.Graph()
     q, k, v, mask, a, b, c = (graph.placeholder(n) for n in ("q", "k", "v", "mask", "a", "b", "c"))
@@ -151,12 +176,16 @@ def test_pass_swaps_in_only_the_calls_the_kernels_handle():
     mm = graph.call_function(aten.mm.default, (a, b))
     addmm = graph.call_function(aten.addmm.default, (c, a, b), {"beta": 2})
     relu = graph.call_function(aten.relu.default, (a,))
-    graph.output((zero_dropout, dropout, causal, masked, backward, mm, addmm, relu))
+    convs = _conv_nodes(graph)
+    graph.output((zero_dropout, dropout, causal, masked, backward, mm, addmm, relu, *convs.values()))
 
     used = kernels.use_catch_kernels(graph, "catch")
 
     assert used == {"torch_mlu.attention.default": 2, "torch_mlu.attention_backward.default": 1,
-                    "torch_mlu.mm.default": 1, "torch_mlu.addmm.default": 1}
+                    "torch_mlu.mm.default": 1, "torch_mlu.addmm.default": 1,
+                    "torch_mlu.convolution.default": 1, "torch_mlu.convolution_backward.default": 1}
+    assert {name for name, node in convs.items() if str(node.target).startswith("torch_mlu.")} == {
+        "first layer", "first layer backward"}
     assert (plain.target, plain.args, plain.kwargs) == (ATTENTION, (q, k, v), {"scale": 0.5})
     assert (zero_dropout.target, zero_dropout.kwargs) == (ATTENTION, {"scale": None})
     assert (backward.target, backward.args) == (ATTENTION_BACKWARD, (out, q, k, v, out, lse))
@@ -344,12 +373,22 @@ def test_auto_times_the_kernels_on_the_thread_that_runs_the_group(monkeypatch):
 
 # (input, kernel, stride): the CNN case (2x2 windows after a ReLU: many ties at 0), overlapping and uneven windows,
 # sizes that leave rows and columns out, a 3-d input, and planes with fewer outputs than a vector.
+# The 2x2 / stride-2 path (even planes): rows of a multiple of eight outputs, and planes of width 2, 4 and 8 whose
+# eight-output vectors span several rows; 2x2 planes it does not take (an odd height, a row of nine outputs, twelve
+# outputs per plane) go to the general loop.
 POOL_CASES = [
     ((64, 32, 8, 8), (2, 2), (2, 2)),
     ((3, 5, 13, 11), (3, 3), (2, 2)),
     ((2, 4, 9, 17), (2, 3), (1, 2)),
     ((4, 7, 10), (3, 2), (3, 1)),
     ((1, 3, 5, 5), (5, 5), (1, 1)),
+    ((2, 3, 4, 32), (2, 2), (2, 2)),
+    ((3, 4, 8, 4), (2, 2), (2, 2)),
+    ((2, 2, 16, 2), (2, 2), (2, 2)),
+    ((5, 6, 16), (2, 2), (2, 2)),
+    ((2, 3, 9, 8), (2, 2), (2, 2)),
+    ((2, 3, 8, 18), (2, 2), (2, 2)),
+    ((1, 3, 6, 8), (2, 2), (2, 2)),
 ]
 
 
@@ -370,6 +409,95 @@ def test_max_pool_kernel_returns_atens_values_and_indices(shape, kernel, stride)
     assert got[0].shape == want[0].shape and got[0].stride() == want[0].stride()
     assert torch.equal(got[1], want[1])
     torch.testing.assert_close(got[0], want[0], rtol=0, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize(("shape", "kernel", "stride"), POOL_CASES)
+def test_max_pool_backward_kernel_returns_atens_gradient(shape, kernel, stride):
+    # Oracle: ATen's CPU kernel, bit for bit (windows that do not overlap take Catch's kernel: each input gets at most
+    # one gradient; overlapping ones go to ATen's), with the indices of ATen's forward and of a planted -1.
+    g = torch.Generator().manual_seed(sum(shape))
+    x = torch.randn(shape, generator=g).relu()
+    _, indices = aten.max_pool2d_with_indices(x, list(kernel), list(stride))
+    indices.view(-1)[0] = -1
+    grad = torch.randn(indices.shape, generator=g)
+    args = (list(kernel), list(stride), [0, 0], [1, 1], False, indices)
+    want = aten.max_pool2d_with_indices_backward(grad, x, *args)
+    got = torch.ops.torch_mlu.max_pool2d_with_indices_backward(grad, x, *args)
+    assert got.stride() == want.stride() and torch.equal(got, want)
+
+
+def test_max_pool_backward_kernel_refuses_an_index_outside_its_plane():
+    x = torch.randn(2, 3, 8, 8)
+    _, indices = aten.max_pool2d_with_indices(x, [2, 2], [2, 2])
+    indices.view(-1)[5] = 64
+    with pytest.raises(RuntimeError, match="index 64 is outside its 8x8 plane"):
+        torch.ops.torch_mlu.max_pool2d_with_indices_backward(torch.ones(indices.shape), x, [2, 2], [2, 2], [0, 0],
+                                                             [1, 1], False, indices)
+
+
+# (input, weight, padding): a one-channel first layer (the digits CNN's), an RGB one (27 taps), uneven kernels and
+# padding, rows of a multiple of eight outputs and rows of five, and no padding.
+CONV_CASES = [
+    ((64, 1, 8, 8), (16, 1, 3, 3), (1, 1)),
+    ((3, 3, 11, 13), (8, 3, 3, 3), (1, 1)),
+    ((2, 2, 9, 20), (5, 2, 2, 5), (0, 2)),
+    ((4, 1, 5, 5), (3, 1, 5, 5), (2, 2)),
+    ((2, 1, 10, 18), (4, 1, 3, 3), (0, 0)),
+]
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize(("input_shape", "weight_shape", "padding"), CONV_CASES)
+def test_direct_convolution_returns_atens_results(input_shape, weight_shape, padding, bias):
+    # Oracle: ATen's convolution and its weight and bias gradients (oneDNN); sums in another order, so close, not
+    # equal. An inf in the input reaches the outputs whose windows hold it, as in ATen's results.
+    g = torch.Generator().manual_seed(sum(input_shape) + sum(weight_shape))
+    x = torch.randn(input_shape, generator=g)
+    x[0, 0, 1, -1] = float("inf")
+    w = torch.randn(weight_shape, generator=g)
+    b = torch.randn(weight_shape[0], generator=g) if bias else None
+    conv_args = ([1, 1], list(padding), [1, 1], False, [0, 0], 1)
+    want = aten.convolution(x, w, b, *conv_args)
+    got = torch.ops.torch_mlu.convolution(x, w, b, *conv_args)
+    assert got.shape == want.shape and got.stride() == want.stride()
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
+    x[0, 0, 1, -1] = 0.0
+    grad = torch.randn(want.shape, generator=g)
+    mask = [False, True, bias]
+    want_grads = aten.convolution_backward(grad, x, w, [weight_shape[0]], *conv_args, mask)
+    got_grads = torch.ops.torch_mlu.convolution_backward(grad, x, w, [weight_shape[0]], *conv_args, mask)
+    assert got_grads[0] is None and (got_grads[2] is None) == (not bias)
+    for got_grad, want_grad in zip(got_grads[1:], want_grads[1:], strict=True):
+        if want_grad is not None:
+            _close(got_grad, want_grad, "convolution_backward")
+
+
+@pytest.mark.parametrize("case", ["stride", "groups", "channels_last", "double", "input_gradient", "taps"])
+def test_direct_convolution_hands_other_cases_to_aten(case):
+    x, w, b = torch.randn(2, 2, 9, 9), torch.randn(4, 2, 3, 3), torch.randn(4)
+    stride, groups, mask = [1, 1], 1, [False, True, True]
+    if case == "stride":
+        stride = [2, 1]
+    elif case == "groups":
+        w, groups = torch.randn(4, 1, 3, 3), 2
+    elif case == "channels_last":
+        x = x.contiguous(memory_format=torch.channels_last)
+    elif case == "double":
+        x, w, b = x.double(), w.double(), b.double()
+    elif case == "input_gradient":
+        mask = [True, True, True]
+    else:
+        x, w = torch.randn(2, 4, 9, 9), torch.randn(4, 4, 3, 3)  # 36 taps
+    conv_args = (stride, [1, 1], [1, 1], False, [0, 0], groups)
+    want = aten.convolution(x, w, b, *conv_args)
+    got = torch.ops.torch_mlu.convolution(x, w, b, *conv_args)
+    if case != "input_gradient":  # the forward of that case is the direct kernel's
+        assert got.stride() == want.stride() and torch.equal(got, want)
+    grad = torch.randn(want.shape, dtype=want.dtype)
+    want_grads = aten.convolution_backward(grad, x, w, [4], *conv_args, mask)
+    got_grads = torch.ops.torch_mlu.convolution_backward(grad, x, w, [4], *conv_args, mask)
+    for got_grad, want_grad in zip(got_grads, want_grads, strict=True):
+        assert (got_grad is None and want_grad is None) or torch.equal(got_grad, want_grad)
 
 
 @pytest.mark.parametrize("case", ["padding", "dilation", "ceil_mode", "channels_last", "double"])
@@ -444,7 +572,7 @@ def test_compiled_cnn_pools_on_catchs_and_atens_kernels_and_trains_like_cpu():
     # Forward: Inductor's own max-pool lowering (int8 offsets, then a scalar index loop) is left out (backend.py) and
     # the forward group calls Catch's kernel. Backward: Inductor decomposes max_pool2d_with_indices_backward into a
     # scatter_add (a serial loop of indirect stores in its C++) and otherwise lowers it to a gather it cannot
-    # vectorize; the backward group calls ATen's kernel instead, with every CATCH_FUSE_KERNELS setting. Oracle: the
+    # vectorize; the backward group calls Catch's kernel instead, with every CATCH_FUSE_KERNELS setting. Oracle: the
     # same model's outputs and gradients on CPU.
     torch._dynamo.reset()
     torch.manual_seed(0)

@@ -23,13 +23,20 @@ pattern passes, so it also sees the attention that Inductor formed inside the gr
 attention mask or causal masking keep the flash ops. The ``eager``, ``cpu`` and ``layerwise`` debug modes run the
 group's original graph, so they remain the reference for these kernels.
 
+Convolutions with few input taps (a first layer: ``Cin * kh * kw`` at most :data:`DIRECT_CONV_MAX_TAPS`, stride
+and dilation 1, groups 1) become ``torch.ops.torch_mlu.convolution`` / ``convolution_backward`` (the latter without
+an input gradient; ``catch/csrc/kernels/conv_kernels.cpp``): direct kernels that keep output rows in vector registers
+through all taps, where oneDNN has almost no reduction to block over (the digits CNN's 1->16 3x3 layer: forward 21 us
+against 60, weight gradient 35 us against 82, 2 threads).
+
 The same pass keeps some ops as extern calls where Inductor's own code for the op is slower (:data:`ATEN_KERNELS`):
-it swaps the node for a ``torch_mlu`` op of the same schema, which Inductor cannot look into, and which calls the
-ATen kernel or, for the forward ``max_pool2d_with_indices``, Catch's (``catch/csrc/kernels/pool_kernels.cpp``:
-Inductor's lowering ends in a scalar index loop, 197 us of the digits CNN's forward at 2 threads, Catch's 83 us).
+it swaps the node for a ``torch_mlu`` op of the same schema, which Inductor cannot look into, and which runs Catch's
+kernel where it applies (``catch/csrc/kernels/pool_kernels.cpp``) and ATen's otherwise. ``max_pool2d_with_indices``:
+Inductor's lowering ends in a scalar index loop, 197 us of the digits CNN's forward at 2 threads, Catch's 22 us.
 ``max_pool2d_with_indices_backward``: Inductor lowers it to a gather over each input's pooling windows whose C++ loop
 it cannot vectorize (integer floor divisions in the index): 300 us for the digits CNN's 64x32x8x8 input against 35 us
-for ATen's kernel (1 thread). This applies with every ``CATCH_FUSE_KERNELS`` setting.
+for ATen's kernel (1 thread); Catch's kernel, for windows that do not overlap, 22 us (2 threads). This applies with
+every ``CATCH_FUSE_KERNELS`` setting.
 
 Whether a Catch kernel pays depends on the CPU (MKL's and oneDNN's code paths differ by vendor and ISA) and on the
 shapes, so by default each candidate node is measured when its group compiles (``CATCH_FUSE_KERNELS`` unset or
@@ -67,12 +74,19 @@ FLASH_BACKWARD = _aten._scaled_dot_product_flash_attention_for_cpu_backward.defa
 ATTENTION = torch.ops.torch_mlu.attention.default
 ATTENTION_BACKWARD = torch.ops.torch_mlu.attention_backward.default
 
+CONVOLUTION = torch.ops.torch_mlu.convolution.default
+CONVOLUTION_BACKWARD = torch.ops.torch_mlu.convolution_backward.default
+
 _REPLACEMENTS = {
     _aten.mm.default: torch.ops.torch_mlu.mm.default,
     _aten.addmm.default: torch.ops.torch_mlu.addmm.default,
     FLASH: ATTENTION,
     FLASH_BACKWARD: ATTENTION_BACKWARD,
+    _aten.convolution.default: CONVOLUTION,
+    _aten.convolution_backward.default: CONVOLUTION_BACKWARD,
 }
+# The direct convolution kernels' limit on input taps (catch/csrc/kernels/conv_kernels.cpp: kMaxTaps).
+DIRECT_CONV_MAX_TAPS = 32
 # Leading positional arguments each replacement takes (the tensors); ``scale`` follows as a keyword.
 _TENSOR_ARGS = {
     FLASH: ("query", "key", "value"),
@@ -111,16 +125,41 @@ def _arguments(node: Node) -> dict[str, Any]:
 def replacement(node: Node) -> torch._ops.OpOverload | None:
     """The Catch op that replaces ``node``, or ``None`` when it keeps its ATen kernel.
 
-    Replaced: ``aten.mm`` and ``aten.addmm`` (the Catch ops choose oneDNN or ATen per call), and the CPU
-    flash-attention forward/backward called with ``dropout_p=0``, ``is_causal=False`` and no ``attn_mask``.
+    Replaced: ``aten.mm`` and ``aten.addmm`` (the Catch ops choose oneDNN or ATen per call), the CPU
+    flash-attention forward/backward called with ``dropout_p=0``, ``is_causal=False`` and no ``attn_mask``, and
+    the convolutions that Catch's direct kernels handle (:func:`_direct_convolution`).
     """
     target = _REPLACEMENTS.get(node.target) if node.op == "call_function" else None  # type: ignore[call-overload]
+    if target in (CONVOLUTION, CONVOLUTION_BACKWARD):
+        return target if _direct_convolution(node) else None
     if target is None or node.target not in _TENSOR_ARGS:
         return target
     args = _arguments(node)
     if args.get("dropout_p", 0.0) != 0 or args.get("is_causal", False) or args.get("attn_mask") is not None:
         return None
     return target
+
+
+def _direct_convolution(node: Node) -> bool:
+    """Whether ``aten.convolution`` / ``aten.convolution_backward`` ``node`` is one that Catch's direct kernels
+    compute (``catch/csrc/kernels/conv_kernels.cpp``): float32, contiguous 4-d input and weight, groups 1, stride 1,
+    dilation 1, not transposed, at most :data:`DIRECT_CONV_MAX_TAPS` input taps (``Cin * kh * kw``: a first layer),
+    and for the backward no input gradient (``output_mask[0]`` false)."""
+    args = _arguments(node)
+    values = [n.meta.get("val") if isinstance(n, Node) else None for n in (args.get("input"), args.get("weight"))]
+    if not all(isinstance(v, torch.Tensor) and v.dtype == torch.float32 and v.dim() == 4 for v in values):
+        return False
+    inp, weight = values
+    assert isinstance(inp, torch.Tensor) and isinstance(weight, torch.Tensor)
+    if not (inp.is_contiguous() and weight.is_contiguous()):
+        return False
+    if args.get("transposed") or args.get("groups") != 1:
+        return False
+    if any(s != 1 for s in args.get("stride", ())) or any(d != 1 for d in args.get("dilation", ())):
+        return False
+    if node.target is _aten.convolution_backward.default and args["output_mask"][0]:
+        return False
+    return math.prod(weight.shape[1:]) <= DIRECT_CONV_MAX_TAPS
 
 
 def _catch_call(node: Node, target: torch._ops.OpOverload) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -254,20 +293,14 @@ def use_catch_kernels(graph: Graph, setting: str = "catch", timer: Timer = best_
     return used
 
 
-_library = torch.library.Library("torch_mlu", "FRAGMENT")
-_library.define("max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
-                "int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor")
-
-
-@torch.library.impl(_library, "max_pool2d_with_indices_backward", "CPU")
-def _max_pool2d_backward(grad_output: torch.Tensor, self: torch.Tensor, kernel_size: list[int], stride: list[int],
-                         padding: list[int], dilation: list[int], ceil_mode: bool,
-                         indices: torch.Tensor) -> torch.Tensor:
+@torch.library.register_fake("torch_mlu::max_pool2d_with_indices_backward")
+def _max_pool2d_backward_fake(grad_output: torch.Tensor, self: torch.Tensor, kernel_size: list[int],
+                              stride: list[int], padding: list[int], dilation: list[int], ceil_mode: bool,
+                              indices: torch.Tensor) -> torch.Tensor:
+    # ATen's meta kernel: the C++ kernel returns the same sizes and memory format
     return _aten.max_pool2d_with_indices_backward.default(grad_output, self, kernel_size, stride, padding, dilation,
                                                           ceil_mode, indices)
 
-
-torch.library.register_fake("torch_mlu::max_pool2d_with_indices_backward", _max_pool2d_backward)
 
 @torch.library.register_fake("torch_mlu::max_pool2d_with_indices")
 def _max_pool2d_fake(self: torch.Tensor, kernel_size: list[int], stride: list[int] | None = None,
@@ -277,8 +310,8 @@ def _max_pool2d_fake(self: torch.Tensor, kernel_size: list[int], stride: list[in
     return _aten.max_pool2d_with_indices.default(self, kernel_size, stride or [], padding, dilation, ceil_mode)
 
 
-# ATen op -> the torch_mlu op that compiled code calls instead (same arguments and result): ATen's kernel, or for the
-# forward max pooling Catch's own (catch/csrc/kernels/pool_kernels.cpp).
+# ATen op -> the torch_mlu op that compiled code calls instead (same arguments and result): Catch's kernel where it
+# applies, ATen's otherwise (catch/csrc/kernels/pool_kernels.cpp).
 ATEN_KERNELS = {
     _aten.max_pool2d_with_indices.default: torch.ops.torch_mlu.max_pool2d_with_indices.default,
     _aten.max_pool2d_with_indices_backward.default: torch.ops.torch_mlu.max_pool2d_with_indices_backward.default,
@@ -372,6 +405,24 @@ def _mm_fake(self: torch.Tensor, mat2: torch.Tensor) -> torch.Tensor:
 def _addmm_fake(bias: torch.Tensor, mat1: torch.Tensor, mat2: torch.Tensor, *, beta: float = 1,
                 alpha: float = 1) -> torch.Tensor:
     return _aten.addmm.default(bias, mat1, mat2, beta=beta, alpha=alpha)
+
+
+@torch.library.register_fake("torch_mlu::convolution")
+def _convolution_fake(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride: list[int],
+                      padding: list[int], dilation: list[int], transposed: bool, output_padding: list[int],
+                      groups: int) -> torch.Tensor:
+    # ATen's meta kernel: for the inputs the direct kernel takes (contiguous NCHW) ATen's result is contiguous too
+    return _aten.convolution.default(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                                     groups)
+
+
+@torch.library.register_fake("torch_mlu::convolution_backward")
+def _convolution_backward_fake(grad_output: torch.Tensor, input: torch.Tensor, weight: torch.Tensor,
+                               bias_sizes: list[int] | None, stride: list[int], padding: list[int],
+                               dilation: list[int], transposed: bool, output_padding: list[int], groups: int,
+                               output_mask: list[bool]) -> tuple[torch.Tensor | None, ...]:
+    return _aten.convolution_backward.default(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                                              transposed, output_padding, groups, output_mask)
 
 
 @torch.library.register_fake("torch_mlu::attention")

@@ -1,0 +1,320 @@
+// SPDX-FileCopyrightText: 2026 Catch Developers
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// Direct 2-d convolution for layers with few input taps, for compiled fusion groups:
+//
+//   torch_mlu::convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+//   torch_mlu::convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+//                                   output_padding, groups, output_mask)
+//
+// the schemas and results of aten::convolution / aten::convolution_backward. torch_mlu.compile (kernels.py) swaps
+// them in where they measure faster than ATen's. Why: a first layer on one-channel images (Cin * kh * kw = 9 taps)
+// gives oneDNN almost no reduction to block over: the digits CNN's 1->16 3x3 convolution runs at ~20 GFLOP/s there
+// (60 us forward, 82 us for the weight gradient at 2 threads, ~100 us each inside the training step), against
+// ~175 GFLOP/s for its 16->32 layer. Here every output row is a few vector registers that take all taps before they
+// are stored, from a zero-padded copy of the image's planes.
+//
+// Handled: float32, contiguous 4-d NCHW input and weight, groups 1, stride 1, dilation 1, not transposed, at most
+// kMaxTaps input taps (Cin * kh * kw), and for the backward only the weight and bias gradients (output_mask[0] false:
+// a first layer, whose input needs no gradient). Everything else goes to ATen's kernels unchanged.
+#include <ATen/Functions.h>
+#include <ATen/Parallel.h>
+#include <ATen/core/Tensor.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "isa_clones.h"
+
+namespace torch_mlu {
+namespace {
+
+constexpr int64_t kMaxTaps = 32;
+constexpr int64_t kLanes = 8;
+typedef float vf8 __attribute__((vector_size(kLanes * sizeof(float))));
+
+struct Geometry {
+  int64_t cin, h, w, cout, kh, kw, ph, pw, oh, ow;
+  int64_t taps() const { return cin * kh * kw; }
+  int64_t hp() const { return h + 2 * ph; }
+  int64_t wp() const { return w + 2 * pw; }
+  // the padded planes of one image, plus a vector of slack: the last chunk of a row may load past the row's end
+  int64_t padded_size() const { return cin * hp() * wp() + kLanes; }
+};
+
+bool all_equal(at::IntArrayRef values, int64_t expected) {
+  return std::all_of(values.begin(), values.end(), [&](int64_t v) { return v == expected; });
+}
+
+std::optional<Geometry> direct_geometry(const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
+                                        at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
+                                        int64_t groups) {
+  if (input.scalar_type() != at::kFloat || weight.scalar_type() != at::kFloat) return std::nullopt;
+  if (input.device().type() != c10::DeviceType::CPU || weight.device() != input.device()) return std::nullopt;
+  if (input.dim() != 4 || weight.dim() != 4 || !input.is_contiguous() || !weight.is_contiguous()) return std::nullopt;
+  if (transposed || groups != 1 || stride.size() != 2 || padding.size() != 2 || dilation.size() != 2) {
+    return std::nullopt;
+  }
+  if (!all_equal(stride, 1) || !all_equal(dilation, 1) || padding[0] < 0 || padding[1] < 0) return std::nullopt;
+  Geometry g{input.size(1), input.size(2), input.size(3), weight.size(0), weight.size(2), weight.size(3),
+             padding[0], padding[1], 0, 0};
+  g.oh = g.hp() - g.kh + 1;
+  g.ow = g.wp() - g.kw + 1;
+  if (weight.size(1) != g.cin || g.taps() > kMaxTaps || g.taps() == 0 || g.oh <= 0 || g.ow <= 0) return std::nullopt;
+  if (input.size(0) == 0 || g.cout == 0) return std::nullopt;
+  return g;
+}
+
+// The image's planes (cin x h x w) into `padded` (cin x hp x wp, zero borders, zeroed slack).
+void pad_image(const float* in, float* padded, const Geometry& g) {
+  std::fill(padded, padded + g.padded_size(), 0.0f);
+  for (int64_t c = 0; c < g.cin; ++c) {
+    for (int64_t y = 0; y < g.h; ++y) {
+      std::memcpy(padded + (c * g.hp() + y + g.ph) * g.wp() + g.pw, in + (c * g.h + y) * g.w, g.w * sizeof(float));
+    }
+  }
+}
+
+// Each tap's offset in the padded planes: tap t = (c, i, j) reads padded[c][y + i][x + j] for output (y, x).
+std::vector<int64_t> tap_offsets(const Geometry& g) {
+  std::vector<int64_t> offsets;
+  for (int64_t c = 0; c < g.cin; ++c) {
+    for (int64_t i = 0; i < g.kh; ++i) {
+      for (int64_t j = 0; j < g.kw; ++j) offsets.push_back((c * g.hp() + i) * g.wp() + j);
+    }
+  }
+  return offsets;
+}
+
+constexpr int64_t kRows = 4;  // output rows accumulated together: each weight is broadcast once per block
+
+// One image's output (cout x oh x ow): blocks of kRows rows x eight outputs accumulate all taps in four vector
+// registers before they are stored (named accumulators: an array of them stays in memory at -O2); the rows left
+// over go one at a time. Geometry is copied to locals: the stores through `out` could alias it.
+CATCH_ISA_CLONES void conv_image(const float* padded, const float* weight, const float* bias, float* out,
+                                 const int64_t* offsets, const Geometry& geometry) {
+  const int64_t taps = geometry.taps(), wp = geometry.wp(), oh = geometry.oh, ow = geometry.ow;
+  const int64_t cout = geometry.cout;
+  auto store = [&](float* dst, const vf8& acc, int64_t lanes) {
+    if (lanes == kLanes) {
+      std::memcpy(dst, &acc, sizeof(vf8));
+    } else {
+      for (int64_t l = 0; l < lanes; ++l) dst[l] = acc[l];
+    }
+  };
+  for (int64_t o = 0; o < cout; ++o) {
+    const float* wo = weight + o * taps;
+    const float b = bias != nullptr ? bias[o] : 0.0f;
+    float* plane = out + o * oh * ow;
+    for (int64_t x0 = 0; x0 < ow; x0 += kLanes) {
+      const int64_t lanes = std::min(kLanes, ow - x0);
+      int64_t y = 0;
+      for (; y + kRows <= oh; y += kRows) {
+        vf8 a0 = vf8{} + b, a1 = a0, a2 = a0, a3 = a0;
+        const float* base = padded + y * wp + x0;
+        for (int64_t t = 0; t < taps; ++t) {
+          const float wt = wo[t];
+          const float* src = base + offsets[t];
+          vf8 v0, v1, v2, v3;
+          std::memcpy(&v0, src, sizeof(vf8));
+          std::memcpy(&v1, src + wp, sizeof(vf8));
+          std::memcpy(&v2, src + 2 * wp, sizeof(vf8));
+          std::memcpy(&v3, src + 3 * wp, sizeof(vf8));
+          a0 += wt * v0;
+          a1 += wt * v1;
+          a2 += wt * v2;
+          a3 += wt * v3;
+        }
+        store(plane + y * ow + x0, a0, lanes);
+        store(plane + (y + 1) * ow + x0, a1, lanes);
+        store(plane + (y + 2) * ow + x0, a2, lanes);
+        store(plane + (y + 3) * ow + x0, a3, lanes);
+      }
+      for (; y < oh; ++y) {
+        vf8 a0 = vf8{} + b;
+        const float* base = padded + y * wp + x0;
+        for (int64_t t = 0; t < taps; ++t) {
+          vf8 v0;
+          std::memcpy(&v0, base + offsets[t], sizeof(vf8));
+          a0 += wo[t] * v0;
+        }
+        store(plane + y * ow + x0, a0, lanes);
+      }
+    }
+  }
+}
+
+inline float horizontal_sum(const vf8& v) {
+  float sum = 0.0f;
+  for (int l = 0; l < kLanes; ++l) sum += v[l];
+  return sum;
+}
+
+// One image's contribution to the weight gradient (cout x taps, accumulated into grad_weight) and the bias gradient
+// (cout, into grad_bias): per output channel, four taps at a time, each with a vector accumulator over the
+// channel's output plane (outputs past the last whole vector of a row one by one). Geometry is copied to locals.
+CATCH_ISA_CLONES void conv_weight_grad_image(const float* padded, const float* grad_out, float* grad_weight,
+                                             float* grad_bias, const int64_t* offsets, const Geometry& geometry) {
+  const int64_t taps = geometry.taps(), wp = geometry.wp(), oh = geometry.oh, ow = geometry.ow;
+  const int64_t cout = geometry.cout;
+  const int64_t full = ow / kLanes * kLanes;
+  for (int64_t o = 0; o < cout; ++o) {
+    const float* go_plane = grad_out + o * oh * ow;
+    vf8 bias_acc = {};
+    float bias_tail = 0.0f;
+    for (int64_t y = 0; y < oh; ++y) {
+      for (int64_t x0 = 0; x0 < full; x0 += kLanes) {
+        vf8 go;
+        std::memcpy(&go, go_plane + y * ow + x0, sizeof(vf8));
+        bias_acc += go;
+      }
+      for (int64_t x = full; x < ow; ++x) bias_tail += go_plane[y * ow + x];
+    }
+    grad_bias[o] += horizontal_sum(bias_acc) + bias_tail;
+    int64_t t = 0;
+    for (; t + 4 <= taps; t += 4) {
+      const float *s0 = padded + offsets[t], *s1 = padded + offsets[t + 1], *s2 = padded + offsets[t + 2],
+                  *s3 = padded + offsets[t + 3];
+      vf8 a0 = {}, a1 = {}, a2 = {}, a3 = {};
+      float tails[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      for (int64_t y = 0; y < oh; ++y) {
+        const float* go_row = go_plane + y * ow;
+        const int64_t row = y * wp;
+        for (int64_t x0 = 0; x0 < full; x0 += kLanes) {
+          vf8 go, v0, v1, v2, v3;
+          std::memcpy(&go, go_row + x0, sizeof(vf8));
+          std::memcpy(&v0, s0 + row + x0, sizeof(vf8));
+          std::memcpy(&v1, s1 + row + x0, sizeof(vf8));
+          std::memcpy(&v2, s2 + row + x0, sizeof(vf8));
+          std::memcpy(&v3, s3 + row + x0, sizeof(vf8));
+          a0 += go * v0;
+          a1 += go * v1;
+          a2 += go * v2;
+          a3 += go * v3;
+        }
+        for (int64_t x = full; x < ow; ++x) {
+          tails[0] += go_row[x] * s0[row + x];
+          tails[1] += go_row[x] * s1[row + x];
+          tails[2] += go_row[x] * s2[row + x];
+          tails[3] += go_row[x] * s3[row + x];
+        }
+      }
+      float* gw = grad_weight + o * taps + t;
+      gw[0] += horizontal_sum(a0) + tails[0];
+      gw[1] += horizontal_sum(a1) + tails[1];
+      gw[2] += horizontal_sum(a2) + tails[2];
+      gw[3] += horizontal_sum(a3) + tails[3];
+    }
+    for (; t < taps; ++t) {
+      const float* s0 = padded + offsets[t];
+      vf8 a0 = {};
+      float tail = 0.0f;
+      for (int64_t y = 0; y < oh; ++y) {
+        const float* go_row = go_plane + y * ow;
+        for (int64_t x0 = 0; x0 < full; x0 += kLanes) {
+          vf8 go, v0;
+          std::memcpy(&go, go_row + x0, sizeof(vf8));
+          std::memcpy(&v0, s0 + y * wp + x0, sizeof(vf8));
+          a0 += go * v0;
+        }
+        for (int64_t x = full; x < ow; ++x) tail += go_row[x] * s0[y * wp + x];
+      }
+      grad_weight[o * taps + t] += horizontal_sum(a0) + tail;
+    }
+  }
+}
+
+at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                       at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
+                       at::IntArrayRef output_padding, int64_t groups) {
+  auto geometry = direct_geometry(input, weight, stride, padding, dilation, transposed, groups);
+  const bool bias_ok = !bias.has_value() || !bias->defined() ||
+                       (bias->scalar_type() == at::kFloat && bias->dim() == 1 && bias->is_contiguous() &&
+                        bias->device() == input.device() && geometry && bias->size(0) == geometry->cout);
+  if (!geometry || !bias_ok) {
+    return at::convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+  }
+  const Geometry g = *geometry;
+  const int64_t n = input.size(0);
+  auto out = at::empty({n, g.cout, g.oh, g.ow}, input.options());
+  const float* in = input.const_data_ptr<float>();
+  const float* w = weight.const_data_ptr<float>();
+  const float* b = bias.has_value() && bias->defined() ? bias->const_data_ptr<float>() : nullptr;
+  float* dst = out.data_ptr<float>();
+  const auto offsets = tap_offsets(g);
+  at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> padded(static_cast<size_t>(g.padded_size()));
+    for (int64_t image = begin; image < end; ++image) {
+      pad_image(in + image * g.cin * g.h * g.w, padded.data(), g);
+      conv_image(padded.data(), w, b, dst + image * g.cout * g.oh * g.ow, offsets.data(), g);
+    }
+  });
+  return out;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
+    at::OptionalIntArrayRef bias_sizes, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
+    bool transposed, at::IntArrayRef output_padding, int64_t groups, std::array<bool, 3> output_mask) {
+  auto geometry = direct_geometry(input, weight, stride, padding, dilation, transposed, groups);
+  const bool handled = geometry && !output_mask[0] && grad_output.scalar_type() == at::kFloat &&
+                       grad_output.device() == input.device() && grad_output.is_contiguous() &&
+                       grad_output.dim() == 4 && grad_output.size(0) == input.size(0) &&
+                       grad_output.size(1) == geometry->cout && grad_output.size(2) == geometry->oh &&
+                       grad_output.size(3) == geometry->ow;
+  if (!handled) {
+    return at::convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                                    output_padding, groups, output_mask);
+  }
+  const Geometry g = *geometry;
+  const int64_t n = input.size(0);
+  const int64_t per_thread = g.cout * g.taps() + g.cout;  // one thread's weight then bias gradient
+  std::vector<float> partial(static_cast<size_t>(at::get_num_threads() * per_thread), 0.0f);
+  const float* in = input.const_data_ptr<float>();
+  const float* go = grad_output.const_data_ptr<float>();
+  const auto offsets = tap_offsets(g);
+  at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> padded(static_cast<size_t>(g.padded_size()));
+    float* mine = partial.data() + at::get_thread_num() * per_thread;
+    for (int64_t image = begin; image < end; ++image) {
+      pad_image(in + image * g.cin * g.h * g.w, padded.data(), g);
+      conv_weight_grad_image(padded.data(), go + image * g.cout * g.oh * g.ow, mine, mine + g.cout * g.taps(),
+                             offsets.data(), g);
+    }
+  });
+  auto grad_weight = at::zeros(weight.sizes(), weight.options());
+  auto grad_bias = at::zeros({g.cout}, weight.options());
+  float* gw = grad_weight.data_ptr<float>();
+  float* gb = grad_bias.data_ptr<float>();
+  for (int64_t thread = 0; thread < at::get_num_threads(); ++thread) {
+    const float* part = partial.data() + thread * per_thread;
+    for (int64_t k = 0; k < g.cout * g.taps(); ++k) gw[k] += part[k];
+    for (int64_t o = 0; o < g.cout; ++o) gb[o] += part[g.cout * g.taps() + o];
+  }
+  return {at::Tensor(), output_mask[1] ? grad_weight : at::Tensor(), output_mask[2] ? grad_bias : at::Tensor()};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(torch_mlu, m) {
+  m.def(
+      "convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, "
+      "bool transposed, int[] output_padding, int groups) -> Tensor");
+  m.def(
+      "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[]? bias_sizes, int[] stride, "
+      "int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) "
+      "-> (Tensor, Tensor, Tensor)");
+}
+
+TORCH_LIBRARY_IMPL(torch_mlu, CPU, m) {
+  m.impl("convolution", &convolution);
+  m.impl("convolution_backward", &convolution_backward);
+}
+
+}  // namespace torch_mlu
