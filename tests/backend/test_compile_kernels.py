@@ -48,9 +48,12 @@ def _close(got: torch.Tensor, want: torch.Tensor, what: str) -> None:
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6 + 1e-5 * scale, msg=what)
 
 
-# (batch, heads, query length, key length, head dim), each head above the size where Catch's kernels take over
-# (2 Mi multiply-adds per product); lengths that are not multiples of the 16-float vector, and head dims 1 and 2.
-SHAPES = [(1, 4, 512, 512, 16), (2, 3, 301, 333, 24), (1, 1, 1500, 1500, 1), (2, 2, 1024, 1030, 2)]
+# (batch, heads, query length, key length, head dim). Head dims that are whole 16-float vectors take the
+# register-tiled path at any size: the benchmark's shape, small heads, key lengths that are not whole vectors, query
+# lengths that are not whole row blocks or tiles, two vectors per row. The others take the whole-matrix GEMM path
+# above its threshold (2 Mi multiply-adds per product): lengths that are not whole vectors, head dims 1, 2 and 24.
+SHAPES = [(1, 4, 512, 512, 16), (8, 4, 64, 64, 16), (2, 3, 301, 333, 32), (1, 2, 77, 1030, 64),
+          (2, 3, 301, 333, 24), (1, 1, 1500, 1500, 1), (2, 2, 1024, 1030, 2)]
 
 
 @pytest.mark.parametrize(("b", "h", "lq", "lk", "d"), SHAPES)
@@ -65,6 +68,29 @@ def test_attention_matches_flash_forward_and_backward(b, h, lq, lk, d):
     got = ATTENTION_BACKWARD(grad_out, q, k, v, got_out, got_lse, scale=0.3)
     for name, g, w in zip(("grad_query", "grad_key", "grad_value"), got, want, strict=True):
         _close(g, w, name)
+
+
+@pytest.mark.parametrize(("d", "dtype"), [(16, torch.float32), (24, torch.float32), (16, torch.float64)])
+def test_attention_reads_inputs_of_any_strides(d, dtype):
+    # Keys whose rows are not contiguous (a key matrix transposed in place), values with a padded row, and a gradient
+    # of the output in (B, H, L, D) order rather than the flash kernels' (B, L, H, D); float64 goes to the flash
+    # kernels. The oracle is the flash kernels on row-contiguous copies: given the transposed keys as they are, they
+    # return wrong outputs (torch 2.13), which Catch's kernels must not pass on when they hand a call over.
+    q, _, _ = _qkv(2, 2, 200, 300, d, dtype)
+    g = torch.Generator().manual_seed(7)
+    k = torch.randn(2, 2, d, 300, generator=g, dtype=dtype).transpose(2, 3)
+    v = torch.randn(2, 2, 300, d + 3, generator=g, dtype=dtype)[..., 1:1 + d]
+    kc, vc = k.contiguous(), v.contiguous()
+    want_out, want_lse = FLASH(q, kc, vc)
+    got_out, got_lse = ATTENTION(q, k, v)
+    _close(got_out, want_out, "output")
+    _close(got_lse, want_lse, "logsumexp")
+    grad_out = torch.randn(2, 2, 200, d, generator=g, dtype=dtype)
+    want = FLASH_BACKWARD(grad_out.contiguous().transpose(1, 2).contiguous().transpose(1, 2), q, kc, vc, want_out,
+                          want_lse, 0.0, False)
+    got = ATTENTION_BACKWARD(grad_out, q, k, v, got_out, got_lse)
+    for name, gr, w in zip(("grad_query", "grad_key", "grad_value"), got, want, strict=True):
+        _close(gr, w, name)
 
 
 def test_attention_default_scale_is_one_over_sqrt_head_dim():
@@ -82,8 +108,8 @@ def test_attention_hands_what_it_does_not_handle_to_flash(case):
         q, k, v = _qkv(1, 2, 300, 300, 32, torch.float64)
     elif case == "long sequence":  # 2049 x 2049 scores: over the 4 Mi elements Catch's kernel forms per head
         q, k, v = _qkv(1, 1, 2049, 2049, 2)
-    else:  # 64 x 64 x 16 multiply-adds per head: the fixed costs of whole-matrix GEMMs would dominate
-        q, k, v = _qkv(8, 4, 64, 64, 16)
+    else:  # 64 x 64 x 8 multiply-adds per head, not whole vectors: the fixed costs of whole-matrix GEMMs would dominate
+        q, k, v = _qkv(8, 4, 64, 64, 8)
     want_out, want_lse = FLASH(q, k, v)
     got_out, got_lse = ATTENTION(q, k, v)
     assert torch.equal(got_out, want_out) and torch.equal(got_lse, want_lse)

@@ -13,19 +13,25 @@
 // so the graph around them is unchanged.
 //
 // The equations are flash attention's (Dao et al. 2022, as ATen's FlashAttentionKernel.cpp implements them) without
-// the tiling over keys: per (batch, head) the whole L x S score matrix is formed at once, which for short sequences
-// fits in cache and turns each product into one whole GEMM:
+// the online softmax over key blocks: each query row's scores against all keys are formed at once, which for short
+// sequences fits in cache:
 //   forward:  P = softmax(scale * Q Kᵀ) row-wise, lse = log-sum-exp of each row, O = P V
 //   backward: P = exp(scale * Q Kᵀ - lse), dV = Pᵀ dO, dP = dO Vᵀ, dS = P ∘ (dP - rowsum(dO ∘ O)) * scale,
 //             dQ = dS K, dK = dSᵀ Q
-// The GEMMs go to oneDNN through ATen's mkldnn::_linear_pointwise (y = x wᵀ), whose JIT-generated code uses
-// AVX-512 on every CPU that has it (MKL's SGEMM takes its AVX2 path on non-Intel CPUs); without oneDNN, at::mm.
-// Inputs that are not float32 or 4-d, score matrices over kMaxScoreElems elements, and heads too small to gain
-// (kMinHeadMacs*) go to ATen's flash kernels (which tile and so need no L x S buffer).
+// Two ways to run the products:
+// - register-tiled (head and value dims multiples of 16 floats, as 16, 32, 64, 128): the scores of a block of query
+//   rows at a time (at most 128 KiB, so they stay in the core's L2 cache), every product in Catch's own loops, which
+//   keep a tile of the result in vector registers for the whole reduction. The forward splits the work by (batch,
+//   head, row block), the backward by (batch, head), accumulating dK and dV over the head's row blocks.
+// - otherwise whole-matrix GEMMs per (batch, head), the L x S scores at once, on oneDNN through ATen's
+//   mkldnn::_linear_pointwise (y = x wᵀ), whose JIT-generated code uses AVX-512 on every CPU that has it (MKL's
+//   SGEMM takes its AVX2 path on non-Intel CPUs); without oneDNN, at::mm.
+// Inputs that are not float32 or 4-d, score matrices over kMaxScoreElems elements, and, on the GEMM path, heads too
+// small to gain (kMinHeadMacs*) go to ATen's flash kernels (which tile and so need no L x S buffer).
 //
-// The row passes (softmax, exp, dS) are portable C++ on GCC vector extensions, built for x86-64-v4 (AVX-512),
-// x86-64-v3 (AVX2) and the baseline ISA and picked at load time (GCC target_clones); exp is Cephes' expf
-// (range reduction by ln 2 and a degree-6 polynomial, about 1 ulp), flushing to 0 below -87.3.
+// The row passes (softmax, exp, dS) and the tiled products are portable C++ on GCC vector extensions, built for
+// x86-64-v4 (AVX-512), x86-64-v3 (AVX2) and the baseline ISA and picked at load time (GCC target_clones); exp is
+// Cephes' expf (range reduction by ln 2 and a degree-6 polynomial, about 1 ulp), flushing to 0 below -87.3.
 #include <ATen/Functions.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
@@ -36,6 +42,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <tuple>
 
@@ -51,7 +58,9 @@ constexpr int64_t kMaxScoreElems = int64_t{1} << 22;
 // Smallest work per head, L * S * head_dim multiply-adds of one product, worth the whole-matrix GEMMs: below it the
 // fixed cost per oneDNN call and per head outweighs their speed, and the flash kernels are faster.
 // benchmarks/bench_attention.py measures both per shape: on one AVX-512 core the forward breaks even near 2^20
-// (e.g. 2 x 4 heads x 256 tokens x 16) and the backward, with five GEMMs per head, near 2^21.
+// (e.g. 2 x 4 heads x 256 tokens x 16) and the backward, with five GEMMs per head, near 2^21. The register-tiled
+// path has no such fixed cost and takes heads of any size (measured down to 32 x 4 heads x 64 tokens x 16: forward
+// 0.42x, backward 0.39x flash's time at 2 threads).
 constexpr int64_t kMinHeadMacsForward = int64_t{1} << 20;
 constexpr int64_t kMinHeadMacsBackward = int64_t{1} << 21;
 
@@ -72,7 +81,12 @@ CATCH_INLINE vf vload(const float* p) {
   return v;
 }
 CATCH_INLINE void vstore(float* p, vf v) { std::memcpy(p, &v, sizeof v); }
-CATCH_INLINE vf vsplat(float x) { return vf{} + x; }
+// Every lane x (a broadcast; `vf{} + x` would add 0 first, to turn -0 into +0).
+CATCH_INLINE vf vsplat(float x) {
+  vf v;
+  for (int64_t i = 0; i < kLanes; ++i) v[i] = x;
+  return v;
+}
 // Loads the last n < kLanes elements of a row, the other lanes set to `fill`.
 CATCH_INLINE vf vload_tail(const float* p, int64_t n, float fill) {
   float buf[kLanes];
@@ -164,6 +178,68 @@ CATCH_ISA_CLONES void grad_scores_row(const float* p, float* dp, int64_t n, floa
   for (int64_t j = full; j < n; ++j) dp[j] = p[j] * (dp[j] - d) * scale;
 }
 
+// ---- register-tiled products --------------------------------------------------------------------------------------
+// For heads whose dims are whole vectors (head_dim and value dim multiples of kLanes) the ops below form the scores a
+// block of query rows at a time, small enough to stay in a core's L2 cache with the head's keys and values, and run
+// every product in these loops instead of oneDNN calls: a tile of rows x (one or two vectors) of the result stays in
+// vector registers for the whole reduction, each step one vector load per column vector and one broadcast per row.
+
+// c[MR x NV*kLanes] (+)= A[MR x k] B[k x NV*kLanes]; A(r, p) = a[r * ar + p * ac], B(p, j) = b[p * ldb + j],
+// C(r, j) = c[r * ldc + j].
+template <int MR, int NV, bool ACC>
+CATCH_INLINE void product_tile(const float* a, int64_t ar, int64_t ac, const float* b, int64_t ldb, int64_t k, float* c,
+                               int64_t ldc) {
+  vf acc[MR][NV];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) acc[r][v] = ACC ? vload(c + r * ldc + v * kLanes) : vsplat(0.f);
+  }
+  for (int64_t p = 0; p < k; ++p) {
+    vf bv[NV];
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) bv[v] = vload(b + p * ldb + v * kLanes);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const vf x = vsplat(a[r * ar + p * ac]);
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) acc[r][v] += x * bv[v];
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) vstore(c + r * ldc + v * kLanes, acc[r][v]);
+  }
+}
+
+template <int NV, bool ACC>
+CATCH_INLINE void product_columns(int64_t m, int64_t k, const float* a, int64_t ar, int64_t ac, const float* b,
+                                  int64_t ldb, float* c, int64_t ldc) {
+  constexpr int kRows = 8;
+  int64_t i = 0;
+  for (; i + kRows <= m; i += kRows) product_tile<kRows, NV, ACC>(a + i * ar, ar, ac, b, ldb, k, c + i * ldc, ldc);
+  for (; i < m; ++i) product_tile<1, NV, ACC>(a + i * ar, ar, ac, b, ldb, k, c + i * ldc, ldc);
+}
+
+// C[m x n] (+)= A[m x k] B[k x n], addressed as in product_tile; n a multiple of kLanes.
+template <bool ACC>
+CATCH_INLINE void product(int64_t m, int64_t n, int64_t k, const float* a, int64_t ar, int64_t ac, const float* b,
+                          int64_t ldb, float* c, int64_t ldc) {
+  int64_t j = 0;
+  for (; j + 2 * kLanes <= n; j += 2 * kLanes) product_columns<2, ACC>(m, k, a, ar, ac, b + j, ldb, c + j, ldc);
+  for (; j < n; j += kLanes) product_columns<1, ACC>(m, k, a, ar, ac, b + j, ldb, c + j, ldc);
+}
+
+CATCH_ISA_CLONES void product_set(int64_t m, int64_t n, int64_t k, const float* a, int64_t ar, int64_t ac,
+                                  const float* b, int64_t ldb, float* c, int64_t ldc) {
+  product<false>(m, n, k, a, ar, ac, b, ldb, c, ldc);
+}
+CATCH_ISA_CLONES void product_add(int64_t m, int64_t n, int64_t k, const float* a, int64_t ar, int64_t ac,
+                                  const float* b, int64_t ldb, float* c, int64_t ldc) {
+  product<true>(m, n, k, a, ar, ac, b, ldb, c, ldc);
+}
+
 // ---- the ops ------------------------------------------------------------------------------------------------------
 bool fast_path(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale, int64_t min_head_macs) {
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return false;
@@ -176,6 +252,13 @@ bool fast_path(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, do
   return scale > 0 && l * s <= kMaxScoreElems && l * s * std::max(q.size(3), v.size(3)) >= min_head_macs;
 }
 
+// The flash kernels read each row's last dimension as contiguous whatever its stride (torch 2.13: a key matrix
+// transposed in place gives wrong outputs, silently); this op is tagged flexible_layout, so what it hands them
+// gets rows made contiguous first.
+at::Tensor flash_ready(const at::Tensor& t) {
+  return t.dim() == 0 || t.stride(-1) == 1 || t.size(-1) <= 1 ? t : t.contiguous();
+}
+
 double resolve_scale(const at::Tensor& q, std::optional<double> scale) {
   // ATen's sdp::calculate_scale: 1 / sqrt(head dim) unless given.
   return scale.has_value() ? *scale : 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
@@ -186,16 +269,118 @@ at::Tensor flash_layout(const at::Tensor& like, int64_t n, int64_t d) {
   return at::empty({like.size(0), n, like.size(1), d}, like.options()).transpose(1, 2);
 }
 
+// ---- the register-tiled path -------------------------------------------------------------------------------------
+// A (B, H, n, d) float32 tensor's heads: rows of d contiguous floats, any batch, head and row strides.
+struct Heads {
+  float* data;
+  int64_t sb, sh, row;
+  explicit Heads(const at::Tensor& t)
+      : data(t.data_ptr<float>()), sb(t.stride(0)), sh(t.stride(1)), row(t.stride(2)) {}
+  float* head(int64_t b, int64_t h) const { return data + b * sb + h * sh; }
+};
+
+at::Tensor rows_contiguous(const at::Tensor& t) { return t.stride(3) == 1 ? t : t.contiguous(); }
+
+bool tiled_path(const at::Tensor& q, const at::Tensor& v) {
+  return q.dim() == 4 && v.dim() == 4 && q.size(3) % kLanes == 0 && v.size(3) % kLanes == 0;
+}
+
+// Query rows per block: the block's (rows x padded keys) score matrix within 128 KiB, at least 8 rows.
+int64_t rows_per_block(int64_t l, int64_t sp) { return std::min(l, std::max<int64_t>(8, (int64_t{1} << 15) / sp)); }
+
+// head's (S, d) rows -> (d, sp) transposed into dst, columns from S to sp zero.
+void transpose_head(const float* src, int64_t row, int64_t s, int64_t d, int64_t sp, float* dst) {
+  std::fill(dst, dst + d * sp, 0.f);
+  for (int64_t j = 0; j < s; ++j)
+    for (int64_t c = 0; c < d; ++c) dst[c * sp + j] = src[j * row + c];
+}
+
+void attention_tiled(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, float scale, const at::Tensor& out,
+                     const at::Tensor& lse) {
+  const int64_t heads = q.size(1), l = q.size(2), s = k.size(2), d = q.size(3), dv = v.size(3);
+  const int64_t sp = (s + kLanes - 1) / kLanes * kLanes;
+  const auto qr = rows_contiguous(q), kr = rows_contiguous(k), vr = rows_contiguous(v);
+  const Heads qs(qr), ks(kr), vs(vr), os(out);
+  auto kt = at::empty({q.size(0) * heads, d, sp}, q.options());  // each head's keys transposed, (d, sp)
+  float* ktp = kt.data_ptr<float>();
+  at::parallel_for(0, q.size(0) * heads, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) transpose_head(ks.head(i / heads, i % heads), ks.row, s, d, sp, ktp + i * d * sp);
+  });
+  const int64_t block = rows_per_block(l, sp), blocks = (l + block - 1) / block;
+  float* lp = lse.data_ptr<float>();
+  at::parallel_for(0, q.size(0) * heads * blocks, 1, [&](int64_t begin, int64_t end) {
+    auto scores = std::make_unique_for_overwrite<float[]>(block * sp);
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t bh = t / blocks, b = bh / heads, h = bh % heads;
+      const int64_t i0 = t % blocks * block, m = std::min(block, l - i0);
+      product_set(m, sp, d, qs.head(b, h) + i0 * qs.row, qs.row, 1, ktp + bh * d * sp, sp, scores.get(), sp);
+      for (int64_t r = 0; r < m; ++r) {
+        lp[b * lse.stride(0) + h * lse.stride(1) + (i0 + r) * lse.stride(2)] =
+            softmax_row(scores.get() + r * sp, s, scale);
+      }
+      product_set(m, dv, s, scores.get(), sp, 1, vs.head(b, h), vs.row, os.head(b, h) + i0 * os.row, os.row);
+    }
+  });
+}
+
+void attention_backward_tiled(const at::Tensor& grad_out, const at::Tensor& q, const at::Tensor& k,
+                              const at::Tensor& v, const at::Tensor& out, const at::Tensor& lse, float scale,
+                              const at::Tensor& grad_q, const at::Tensor& grad_k, const at::Tensor& grad_v) {
+  const int64_t heads = q.size(1), l = q.size(2), s = k.size(2), d = q.size(3), dv = v.size(3);
+  const int64_t sp = (s + kLanes - 1) / kLanes * kLanes;
+  const auto qr = rows_contiguous(q), kr = rows_contiguous(k), vr = rows_contiguous(v);
+  const auto dor = rows_contiguous(grad_out), outr = rows_contiguous(out);
+  const Heads qs(qr), ks(kr), vs(vr), dos(dor), os(outr), gqs(grad_q), gks(grad_k), gvs(grad_v);
+  const float* lp = lse.data_ptr<float>();
+  const int64_t block = rows_per_block(l, sp);
+  // One head per task, its row blocks in turn: dK and dV sum over all of the head's query rows.
+  at::parallel_for(0, q.size(0) * heads, 1, [&](int64_t begin, int64_t end) {
+    auto kt = std::make_unique_for_overwrite<float[]>(d * sp);
+    auto vt = std::make_unique_for_overwrite<float[]>(dv * sp);
+    auto p = std::make_unique_for_overwrite<float[]>(block * sp);
+    auto ds = std::make_unique_for_overwrite<float[]>(block * sp);
+    for (int64_t bh = begin; bh < end; ++bh) {
+      const int64_t b = bh / heads, h = bh % heads;
+      const float* kp = ks.head(b, h);
+      transpose_head(kp, ks.row, s, d, sp, kt.get());
+      transpose_head(vs.head(b, h), vs.row, s, dv, sp, vt.get());
+      for (int64_t i0 = 0; i0 < l; i0 += block) {
+        const int64_t m = std::min(block, l - i0);
+        const float* qp = qs.head(b, h) + i0 * qs.row;
+        const float* dop = dos.head(b, h) + i0 * dos.row;
+        const float* op = os.head(b, h) + i0 * os.row;
+        product_set(m, sp, d, qp, qs.row, 1, kt.get(), sp, p.get(), sp);      // scores
+        product_set(m, sp, dv, dop, dos.row, 1, vt.get(), sp, ds.get(), sp);  // dP = dO Vᵀ
+        for (int64_t r = 0; r < m; ++r) {
+          const float lse_r = lp[b * lse.stride(0) + h * lse.stride(1) + (i0 + r) * lse.stride(2)];
+          exp_row(p.get() + r * sp, s, scale, lse_r);  // P
+          float dot = 0.f;
+          for (int64_t c = 0; c < dv; ++c) dot += dop[r * dos.row + c] * op[r * os.row + c];
+          grad_scores_row(p.get() + r * sp, ds.get() + r * sp, s, dot, scale);  // dS
+        }
+        product_set(m, d, s, ds.get(), sp, 1, kp, ks.row, gqs.head(b, h) + i0 * gqs.row, gqs.row);  // dQ = dS K
+        product_add(s, dv, m, p.get(), 1, sp, dop, dos.row, gvs.head(b, h), gvs.row);               // dV += Pᵀ dO
+        product_add(s, d, m, ds.get(), 1, sp, qp, qs.row, gks.head(b, h), gks.row);                 // dK += dSᵀ Q
+      }
+    }
+  });
+}
+
 std::tuple<at::Tensor, at::Tensor> attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                              std::optional<double> scale) {
   const double sc = resolve_scale(q, scale);
-  if (!fast_path(q, k, v, sc, kMinHeadMacsForward)) {
-    return at::_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, false, std::nullopt, scale);
+  if (!fast_path(q, k, v, sc, tiled_path(q, v) ? 0 : kMinHeadMacsForward)) {
+    return at::_scaled_dot_product_flash_attention_for_cpu(flash_ready(q), flash_ready(k), flash_ready(v), 0.0, false,
+                                                           std::nullopt, scale);
   }
   const int64_t heads = q.size(1), l = q.size(2), s = k.size(2);
   auto out = flash_layout(q, l, v.size(3));
   auto lse = at::empty({q.size(0), l, heads}, q.options()).transpose(1, 2);
   const float scale_f = static_cast<float>(sc);
+  if (tiled_path(q, v)) {
+    attention_tiled(q, k, v, scale_f, out, lse);
+    return {out, lse};
+  }
   // Head-major copies (one strided copy per tensor, none when already contiguous): each head's rows are then a
   // row-major matrix, and its transpose a column-major one, both of which oneDNN reads in place.
   const auto qh = q.contiguous(), kh = k.contiguous(), vh = v.contiguous();
@@ -222,15 +407,22 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> attention_backward(const at::Tens
   const bool same = grad_out.sizes() == out.sizes() && out.dim() == 4 && out.size(2) == q.size(2) &&
                     out.size(3) == v.size(3) && grad_out.scalar_type() == at::kFloat &&
                     out.scalar_type() == at::kFloat && lse.scalar_type() == at::kFloat && lse.dim() == 3;
-  if (!same || !fast_path(q, k, v, sc, kMinHeadMacsBackward)) {
-    return at::_scaled_dot_product_flash_attention_for_cpu_backward(grad_out, q, k, v, out, lse, 0.0, false,
-                                                                    std::nullopt, scale);
+  if (!same || !fast_path(q, k, v, sc, tiled_path(q, v) ? 0 : kMinHeadMacsBackward)) {
+    return at::_scaled_dot_product_flash_attention_for_cpu_backward(flash_ready(grad_out), flash_ready(q),
+                                                                    flash_ready(k), flash_ready(v), flash_ready(out),
+                                                                    lse, 0.0, false, std::nullopt, scale);
   }
   const int64_t heads = q.size(1), l = q.size(2), s = k.size(2);
   auto grad_q = flash_layout(q, l, q.size(3));
   auto grad_k = flash_layout(k, s, k.size(3));
   auto grad_v = flash_layout(v, s, v.size(3));
   const float scale_f = static_cast<float>(sc);
+  if (tiled_path(q, v)) {
+    grad_k.zero_();
+    grad_v.zero_();
+    attention_backward_tiled(grad_out, q, k, v, out, lse, scale_f, grad_q, grad_k, grad_v);
+    return {grad_q, grad_k, grad_v};
+  }
   const auto qh = q.contiguous(), kh = k.contiguous(), vh = v.contiguous();  // head-major, as in the forward
   const auto doh = grad_out.contiguous(), oh = out.contiguous();
   at::parallel_for(0, q.size(0) * heads, 1, [&](int64_t begin, int64_t end) {
