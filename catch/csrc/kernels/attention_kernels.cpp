@@ -47,6 +47,7 @@
 #include <tuple>
 
 #include "isa_clones.h"
+#include "tiled_product.h"
 #include "onednn_gemm.h"
 
 namespace torch_mlu {
@@ -65,37 +66,6 @@ constexpr int64_t kMinHeadMacsForward = int64_t{1} << 20;
 constexpr int64_t kMinHeadMacsBackward = int64_t{1} << 21;
 
 // ---- row passes -------------------------------------------------------------------------------------------------
-#define CATCH_INLINE inline __attribute__((always_inline))
-
-constexpr int64_t kLanes = 16;
-typedef float vf __attribute__((vector_size(kLanes * sizeof(float))));
-typedef int32_t vi __attribute__((vector_size(kLanes * sizeof(int32_t))));
-
-// The helpers below pass 64-byte vectors by value; they are always inlined into the cloned row functions, so no
-// call crosses an ABI boundary (GCC reports -Wpsabi for them at the end of the file, hence file-wide).
-#pragma GCC diagnostic ignored "-Wpsabi"
-
-CATCH_INLINE vf vload(const float* p) {
-  vf v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-CATCH_INLINE void vstore(float* p, vf v) { std::memcpy(p, &v, sizeof v); }
-// Every lane x (a broadcast; `vf{} + x` would add 0 first, to turn -0 into +0).
-CATCH_INLINE vf vsplat(float x) {
-  vf v;
-  for (int64_t i = 0; i < kLanes; ++i) v[i] = x;
-  return v;
-}
-// Loads the last n < kLanes elements of a row, the other lanes set to `fill`.
-CATCH_INLINE vf vload_tail(const float* p, int64_t n, float fill) {
-  float buf[kLanes];
-  for (int64_t i = 0; i < kLanes; ++i) buf[i] = i < n ? p[i] : fill;
-  return vload(buf);
-}
-CATCH_INLINE void vstore_tail(float* p, vf v, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) p[i] = v[i];
-}
 CATCH_INLINE float hmax(vf v) {
   float m = v[0];
   for (int64_t i = 1; i < kLanes; ++i) m = v[i] > m ? v[i] : m;
@@ -178,68 +148,6 @@ CATCH_ISA_CLONES void grad_scores_row(const float* p, float* dp, int64_t n, floa
   for (int64_t j = full; j < n; ++j) dp[j] = p[j] * (dp[j] - d) * scale;
 }
 
-// ---- register-tiled products --------------------------------------------------------------------------------------
-// For heads whose dims are whole vectors (head_dim and value dim multiples of kLanes) the ops below form the scores a
-// block of query rows at a time, small enough to stay in a core's L2 cache with the head's keys and values, and run
-// every product in these loops instead of oneDNN calls: a tile of rows x (one or two vectors) of the result stays in
-// vector registers for the whole reduction, each step one vector load per column vector and one broadcast per row.
-
-// c[MR x NV*kLanes] (+)= A[MR x k] B[k x NV*kLanes]; A(r, p) = a[r * ar + p * ac], B(p, j) = b[p * ldb + j],
-// C(r, j) = c[r * ldc + j].
-template <int MR, int NV, bool ACC>
-CATCH_INLINE void product_tile(const float* a, int64_t ar, int64_t ac, const float* b, int64_t ldb, int64_t k, float* c,
-                               int64_t ldc) {
-  vf acc[MR][NV];
-#pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) {
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) acc[r][v] = ACC ? vload(c + r * ldc + v * kLanes) : vsplat(0.f);
-  }
-  for (int64_t p = 0; p < k; ++p) {
-    vf bv[NV];
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) bv[v] = vload(b + p * ldb + v * kLanes);
-#pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-      const vf x = vsplat(a[r * ar + p * ac]);
-#pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) acc[r][v] += x * bv[v];
-    }
-  }
-#pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) {
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) vstore(c + r * ldc + v * kLanes, acc[r][v]);
-  }
-}
-
-template <int NV, bool ACC>
-CATCH_INLINE void product_columns(int64_t m, int64_t k, const float* a, int64_t ar, int64_t ac, const float* b,
-                                  int64_t ldb, float* c, int64_t ldc) {
-  constexpr int kRows = 8;
-  int64_t i = 0;
-  for (; i + kRows <= m; i += kRows) product_tile<kRows, NV, ACC>(a + i * ar, ar, ac, b, ldb, k, c + i * ldc, ldc);
-  for (; i < m; ++i) product_tile<1, NV, ACC>(a + i * ar, ar, ac, b, ldb, k, c + i * ldc, ldc);
-}
-
-// C[m x n] (+)= A[m x k] B[k x n], addressed as in product_tile; n a multiple of kLanes.
-template <bool ACC>
-CATCH_INLINE void product(int64_t m, int64_t n, int64_t k, const float* a, int64_t ar, int64_t ac, const float* b,
-                          int64_t ldb, float* c, int64_t ldc) {
-  int64_t j = 0;
-  for (; j + 2 * kLanes <= n; j += 2 * kLanes) product_columns<2, ACC>(m, k, a, ar, ac, b + j, ldb, c + j, ldc);
-  for (; j < n; j += kLanes) product_columns<1, ACC>(m, k, a, ar, ac, b + j, ldb, c + j, ldc);
-}
-
-CATCH_ISA_CLONES void product_set(int64_t m, int64_t n, int64_t k, const float* a, int64_t ar, int64_t ac,
-                                  const float* b, int64_t ldb, float* c, int64_t ldc) {
-  product<false>(m, n, k, a, ar, ac, b, ldb, c, ldc);
-}
-CATCH_ISA_CLONES void product_add(int64_t m, int64_t n, int64_t k, const float* a, int64_t ar, int64_t ac,
-                                  const float* b, int64_t ldb, float* c, int64_t ldc) {
-  product<true>(m, n, k, a, ar, ac, b, ldb, c, ldc);
-}
-
 // ---- the ops ------------------------------------------------------------------------------------------------------
 bool fast_path(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale, int64_t min_head_macs) {
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return false;
@@ -304,7 +212,9 @@ void attention_tiled(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   auto kt = at::empty({q.size(0) * heads, d, sp}, q.options());  // each head's keys transposed, (d, sp)
   float* ktp = kt.data_ptr<float>();
   at::parallel_for(0, q.size(0) * heads, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) transpose_head(ks.head(i / heads, i % heads), ks.row, s, d, sp, ktp + i * d * sp);
+    for (int64_t i = begin; i < end; ++i) {
+      transpose_head(ks.head(i / heads, i % heads), ks.row, s, d, sp, ktp + i * d * sp);
+    }
   });
   const int64_t block = rows_per_block(l, sp), blocks = (l + block - 1) / block;
   float* lp = lse.data_ptr<float>();

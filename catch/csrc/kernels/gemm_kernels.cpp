@@ -5,20 +5,24 @@
 // aten::mm / aten::addmm and return the same (M, N) contiguous result. torch_mlu.compile (kernels.py) puts them in
 // place of the ATen ops in the graphs Inductor compiles, where the ATen ops would be extern calls to MKL's SGEMM.
 //
-// Products of at least kMinMacs multiply-adds run on oneDNN (ATen's mkldnn::_linear_pointwise, y = x wᵀ + b),
-// whose JIT-generated code uses AVX-512 wherever the CPU has it; MKL takes its AVX2 path on non-Intel CPUs, so on
-// those oneDNN is up to twice as fast for these shapes (benchmarks/bench_compile.py measures the effect). Smaller
-// products, other dtypes, and addmm with a bias that is not one value per output column or with beta/alpha other
-// than 1 stay on ATen: oneDNN's fixed cost per call (about 10 us) outweighs its speed there.
+// Products whose right operand has contiguous rows run in Catch's register-tiled loops (tiled_product.h; see
+// worth_tiled). Other products of at least kMinMacs multiply-adds run on oneDNN (ATen's mkldnn::_linear_pointwise,
+// y = x wᵀ + b), whose JIT-generated code uses AVX-512 wherever the CPU has it; MKL takes its AVX2 path on non-Intel
+// CPUs, so on those oneDNN is up to twice as fast for these shapes (benchmarks/bench_compile.py measures the
+// effect). Smaller products, other dtypes, and addmm with a bias that is not one value per output column or with
+// beta/alpha other than 1 stay on ATen: oneDNN's fixed cost per call (about 10 us) outweighs its speed there.
 #include <ATen/Functions.h>
+#include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 
 #include "onednn_gemm.h"
+#include "tiled_product.h"
 
 namespace torch_mlu {
 namespace {
@@ -57,7 +61,50 @@ at::Tensor row_or_column_major(const at::Tensor& t) {
 
 bool is_one(const at::Scalar& s) { return !s.isComplex() && s.toDouble() == 1.0; }
 
+// Products for Catch's register-tiled loops (tiled_product.h): B's rows contiguous (a layer's weight or input as it
+// is: the backward's dX = dY W and dW = dYᵀ X), B (k x n padded to whole vectors) within kMaxPackedFloats, so that
+// it stays in L2 while every row tile of A streams past it. A linear's forward, X Wᵀ, would need Wᵀ packed first:
+// measured slower than MKL's SGEMM (benchmarks/README.md, issue 21 session 10), so it stays on oneDNN or ATen.
+constexpr int64_t kMaxPackedFloats = int64_t{1} << 16;
+
+bool worth_tiled(const at::Tensor& a, const at::Tensor& b) {
+  if (!is_float_matrix(a) || !is_float_matrix(b)) return false;
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  const int64_t np = (n + kLanes - 1) / kLanes * kLanes;
+  return m > 0 && k > 0 && n > 0 && b.size(0) == k && (b.stride(1) == 1 || n == 1) && k * np <= kMaxPackedFloats;
+}
+
+// a (m, k) @ b (k, n) (+ bias (n)), (m, n) contiguous. a is read in place along its strides; b is used in place when
+// its rows are whole vectors, else copied with its rows padded to whole vectors.
+at::Tensor tiled_mm(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias) {
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  const int64_t np = (n + kLanes - 1) / kLanes * kLanes;
+  at::Tensor packed = b;
+  if (np != n || b.stride(1) != 1) {
+    packed = at::empty({k, np}, b.options());
+    if (np != n) packed.narrow(1, n, np - n).zero_();
+    packed.narrow(1, 0, n).copy_(b);
+  }
+  auto out = at::empty({m, np}, a.options());
+  if (bias.has_value()) out.narrow(1, 0, n).copy_(bias->expand({m, n}));
+  const float* ap = a.const_data_ptr<float>();
+  const float* bp = packed.const_data_ptr<float>();
+  float* cp = out.data_ptr<float>();
+  const int64_t ar = a.stride(0), ac = a.stride(1), ldb = packed.stride(0);
+  constexpr int64_t kRowTile = 8;
+  at::parallel_for(0, (m + kRowTile - 1) / kRowTile, 1, [&](int64_t begin, int64_t end) {
+    const int64_t i0 = begin * kRowTile, rows = std::min(end * kRowTile, m) - i0;
+    if (bias.has_value()) {
+      product_add(rows, np, k, ap + i0 * ar, ar, ac, bp, ldb, cp + i0 * np, np);
+    } else {
+      product_set(rows, np, k, ap + i0 * ar, ar, ac, bp, ldb, cp + i0 * np, np);
+    }
+  });
+  return np == n ? out : out.narrow(1, 0, n).contiguous();
+}
+
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
+  if (worth_tiled(self, mat2)) return tiled_mm(self, mat2, std::nullopt);
   if (!worth_onednn(self, mat2)) return at::mm(self, mat2);
   return gemm_nt(row_or_column_major(self), row_or_column_major(mat2.t()));
 }
@@ -66,6 +113,7 @@ at::Tensor addmm(const at::Tensor& bias, const at::Tensor& self, const at::Tenso
                  const at::Scalar& alpha) {
   const bool plain_bias = bias.dim() == 1 && bias.scalar_type() == at::kFloat && mat2.dim() == 2 &&
                           bias.size(0) == mat2.size(1) && bias.device() == self.device();
+  if (plain_bias && is_one(beta) && is_one(alpha) && worth_tiled(self, mat2)) return tiled_mm(self, mat2, bias);
   if (!plain_bias || !is_one(beta) || !is_one(alpha) || !worth_onednn(self, mat2)) {
     return at::addmm(bias, self, mat2, beta, alpha);
   }
