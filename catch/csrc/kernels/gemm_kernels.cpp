@@ -62,10 +62,12 @@ at::Tensor row_or_column_major(const at::Tensor& t) {
 bool is_one(const at::Scalar& s) { return !s.isComplex() && s.toDouble() == 1.0; }
 
 // Products for Catch's register-tiled loops (tiled_product.h): B's rows contiguous (a layer's weight or input as it
-// is: the backward's dX = dY W and dW = dYᵀ X), B (k x n padded to whole vectors) within kMaxPackedFloats, so that
-// it stays in L2 while every row tile of A streams past it. A linear's forward, X Wᵀ, would need Wᵀ packed first:
-// measured slower than MKL's SGEMM (benchmarks/README.md, issue 21 session 10), so it stays on oneDNN or ATen.
-constexpr int64_t kMaxPackedFloats = int64_t{1} << 16;
+// is: the backward's dX = dY W and dW = dYᵀ X), B (k x n padded to whole vectors) within kMaxPackedFloats (1 MiB, a
+// core's L2 on the AMD EPYC it was measured on), which every row tile of A streams past. Measured against MKL's SGEMM
+// at 2 threads: 0.6-0.8x its time from 64 x 10 x 64 to 512 x 512 x 256, 0.86-0.89x at 1024 x 1024 x 256. A linear's
+// forward, X Wᵀ, would need Wᵀ packed first, and with its short reductions (k = 64) even pre-packed it measured
+// slower than MKL (88 us vs 75 for 512 x 64 x 192), so it stays on oneDNN or ATen.
+constexpr int64_t kMaxPackedFloats = int64_t{1} << 18;
 
 bool worth_tiled(const at::Tensor& a, const at::Tensor& b) {
   if (!is_float_matrix(a) || !is_float_matrix(b)) return false;
