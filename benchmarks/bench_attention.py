@@ -8,9 +8,9 @@ Usage: python benchmarks/bench_attention.py [--reps N] [--threads N]
 For each (batch, heads, tokens, head_dim) it times ``torch.ops.torch_mlu.attention`` / ``attention_backward`` and
 ``aten._scaled_dot_product_flash_attention_for_cpu`` / ``_backward`` on the same float32 CPU tensors (the host views
 compiled fusion groups run them on), interleaved, and prints the median milliseconds and the ratio Catch / flash.
-Shapes whose heads are below the kernels' thresholds (``kMinHeadMacsForward`` / ``kMinHeadMacsBackward`` in
-``catch/csrc/kernels/attention_kernels.cpp``) are routed to flash by the kernel itself, so their ratio is about 1:
-the table shows where the thresholds sit on this machine.
+Heads whose dims are whole 16-float vectors (all of the shapes below) run on Catch's register-tiled path at any
+size. Other heads below the GEMM path's thresholds (``kMinHeadMacsForward`` / ``kMinHeadMacsBackward`` in
+``catch/csrc/kernels/attention_kernels.cpp``) are routed to flash by the kernel itself, so their ratio is about 1.
 """
 
 from __future__ import annotations
