@@ -160,10 +160,10 @@ bool fast_path(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, do
   return scale > 0 && l * s <= kMaxScoreElems && l * s * std::max(q.size(3), v.size(3)) >= min_head_macs;
 }
 
-// The flash kernels read each row's last dimension as contiguous whatever its stride (torch 2.13: a key matrix
-// transposed in place gives wrong outputs, silently); this op is tagged flexible_layout, so what it hands them
-// gets rows made contiguous first.
-at::Tensor flash_ready(const at::Tensor& t) {
+// t with rows (its last dimension) contiguous: the tiled path reads them as vectors, and the flash kernels read them
+// as contiguous whatever their stride (torch 2.13: a key matrix transposed in place gives wrong outputs, silently);
+// this op is tagged flexible_layout, so what it hands them gets contiguous rows first.
+at::Tensor rows_contiguous(const at::Tensor& t) {
   return t.dim() == 0 || t.stride(-1) == 1 || t.size(-1) <= 1 ? t : t.contiguous();
 }
 
@@ -186,8 +186,6 @@ struct Heads {
       : data(t.data_ptr<float>()), sb(t.stride(0)), sh(t.stride(1)), row(t.stride(2)) {}
   float* head(int64_t b, int64_t h) const { return data + b * sb + h * sh; }
 };
-
-at::Tensor rows_contiguous(const at::Tensor& t) { return t.stride(3) == 1 ? t : t.contiguous(); }
 
 bool tiled_path(const at::Tensor& q, const at::Tensor& v) {
   return q.dim() == 4 && v.dim() == 4 && q.size(3) % kLanes == 0 && v.size(3) % kLanes == 0;
@@ -280,8 +278,8 @@ std::tuple<at::Tensor, at::Tensor> attention(const at::Tensor& q, const at::Tens
                                              std::optional<double> scale) {
   const double sc = resolve_scale(q, scale);
   if (!fast_path(q, k, v, sc, tiled_path(q, v) ? 0 : kMinHeadMacsForward)) {
-    return at::_scaled_dot_product_flash_attention_for_cpu(flash_ready(q), flash_ready(k), flash_ready(v), 0.0, false,
-                                                           std::nullopt, scale);
+    return at::_scaled_dot_product_flash_attention_for_cpu(rows_contiguous(q), rows_contiguous(k), rows_contiguous(v),
+                                                           0.0, false, std::nullopt, scale);
   }
   const int64_t heads = q.size(1), l = q.size(2), s = k.size(2);
   auto out = flash_layout(q, l, v.size(3));
@@ -318,8 +316,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> attention_backward(const at::Tens
                     out.size(3) == v.size(3) && grad_out.scalar_type() == at::kFloat &&
                     out.scalar_type() == at::kFloat && lse.scalar_type() == at::kFloat && lse.dim() == 3;
   if (!same || !fast_path(q, k, v, sc, tiled_path(q, v) ? 0 : kMinHeadMacsBackward)) {
-    return at::_scaled_dot_product_flash_attention_for_cpu_backward(flash_ready(grad_out), flash_ready(q),
-                                                                    flash_ready(k), flash_ready(v), flash_ready(out),
+    return at::_scaled_dot_product_flash_attention_for_cpu_backward(rows_contiguous(grad_out), rows_contiguous(q),
+                                                                    rows_contiguous(k), rows_contiguous(v),
+                                                                    rows_contiguous(out),
                                                                     lse, 0.0, false, std::nullopt, scale);
   }
   const int64_t heads = q.size(1), l = q.size(2), s = k.size(2);
