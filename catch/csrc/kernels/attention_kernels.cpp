@@ -204,7 +204,7 @@ void transpose_head(const float* src, int64_t row, int64_t s, int64_t d, int64_t
 void attention_tiled(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, float scale, const at::Tensor& out,
                      const at::Tensor& lse) {
   const int64_t heads = q.size(1), l = q.size(2), s = k.size(2), d = q.size(3), dv = v.size(3);
-  const int64_t sp = (s + kLanes - 1) / kLanes * kLanes;
+  const int64_t sp = whole_vectors(s);
   const auto qr = rows_contiguous(q), kr = rows_contiguous(k), vr = rows_contiguous(v);
   const Heads qs(qr), ks(kr), vs(vr), os(out);
   auto kt = at::empty({q.size(0) * heads, d, sp}, q.options());  // each head's keys transposed, (d, sp)
@@ -235,7 +235,7 @@ void attention_backward_tiled(const at::Tensor& grad_out, const at::Tensor& q, c
                               const at::Tensor& v, const at::Tensor& out, const at::Tensor& lse, float scale,
                               const at::Tensor& grad_q, const at::Tensor& grad_k, const at::Tensor& grad_v) {
   const int64_t heads = q.size(1), l = q.size(2), s = k.size(2), d = q.size(3), dv = v.size(3);
-  const int64_t sp = (s + kLanes - 1) / kLanes * kLanes;
+  const int64_t sp = whole_vectors(s);
   const auto qr = rows_contiguous(q), kr = rows_contiguous(k), vr = rows_contiguous(v);
   const auto dor = rows_contiguous(grad_out), outr = rows_contiguous(out);
   const Heads qs(qr), ks(kr), vs(vr), dos(dor), os(outr), gqs(grad_q), gks(grad_k), gvs(grad_v);

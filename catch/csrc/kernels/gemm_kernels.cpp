@@ -72,7 +72,7 @@ constexpr int64_t kMaxPackedFloats = int64_t{1} << 18;
 bool worth_tiled(const at::Tensor& a, const at::Tensor& b) {
   if (!is_float_matrix(a) || !is_float_matrix(b)) return false;
   const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
-  const int64_t np = (n + kLanes - 1) / kLanes * kLanes;
+  const int64_t np = whole_vectors(n);
   return m > 0 && k > 0 && n > 0 && b.size(0) == k && (b.stride(1) == 1 || n == 1) && k * np <= kMaxPackedFloats;
 }
 
@@ -80,7 +80,7 @@ bool worth_tiled(const at::Tensor& a, const at::Tensor& b) {
 // its rows are whole vectors, else copied with its rows padded to whole vectors.
 at::Tensor tiled_mm(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias) {
   const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
-  const int64_t np = (n + kLanes - 1) / kLanes * kLanes;
+  const int64_t np = whole_vectors(n);
   at::Tensor packed = b;
   if (np != n || b.stride(1) != 1) {
     packed = at::empty({k, np}, b.options());
@@ -88,7 +88,10 @@ at::Tensor tiled_mm(const at::Tensor& a, const at::Tensor& b, const std::optiona
     packed.narrow(1, 0, n).copy_(b);
   }
   auto out = at::empty({m, np}, a.options());
-  if (bias.has_value()) out.narrow(1, 0, n).copy_(bias->expand({m, n}));
+  if (bias.has_value()) {
+    out.narrow(1, 0, n).copy_(bias->expand({m, n}));
+    if (np != n) out.narrow(1, n, np - n).zero_();  // the padding columns accumulate too: start them defined
+  }
   const float* ap = a.const_data_ptr<float>();
   const float* bp = packed.const_data_ptr<float>();
   float* cp = out.data_ptr<float>();

@@ -17,6 +17,9 @@ namespace {
 #define CATCH_INLINE inline __attribute__((always_inline))
 
 constexpr int64_t kLanes = 16;
+
+// n rounded up to whole vectors: the padded width of a row that product_tile's loops read and write.
+constexpr int64_t whole_vectors(int64_t n) { return (n + kLanes - 1) / kLanes * kLanes; }
 typedef float vf __attribute__((vector_size(kLanes * sizeof(float))));
 typedef int32_t vi __attribute__((vector_size(kLanes * sizeof(int32_t))));
 
