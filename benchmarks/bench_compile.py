@@ -8,7 +8,8 @@ Usage: python benchmarks/bench_compile.py [--reps N] [--threads N]
 Models: the digits CNN of examples/train_digits.py (batch 64) and :class:`TransformerBlock` (pre-norm attention +
 GELU MLP, 64 features, 4 heads, 1 x 512 tokens: attention-bound, where fusion matters). For each model it times
 inference (``torch.no_grad`` forward) and one training step (forward, cross-entropy / mean loss, backward, SGD
-step), eager and compiled, interleaved so both see the same machine noise. Compilation and warm-up calls are
+step), eager and compiled, taking turns in short runs of consecutive calls so both see the same machine noise
+(:func:`median_ms`). Compilation and warm-up calls are
 excluded; each number is the median over ``--reps`` repetitions, in milliseconds of wall time and of process CPU
 time (the latter is steadier on a shared machine); ratios are compiled / eager (target from issue 10: <= 0.8 on
 the transformer block). ``--threads`` sets ``torch.set_num_threads`` for both (default 1: eager mlu kernels and
@@ -85,22 +86,32 @@ def workloads(device: str) -> dict[str, tuple[nn.Module, torch.Tensor, Callable[
     }
 
 
-def median_ms(fns: dict[str, Callable[[], object]], reps: int) -> dict[str, tuple[float, float]]:
-    """name -> (median wall ms, median process CPU ms) per call; the functions run interleaved ``reps`` times after
-    two warm-up calls each (the first compiles)."""
+def median_ms(fns: dict[str, Callable[[], object]], reps: int, block: int = 5) -> dict[str, tuple[float, float]]:
+    """name -> (median wall ms, median process CPU ms) per call, over ``reps`` timed calls of each function after
+    two warm-up calls each (the first compiles).
+
+    The functions take turns in rounds, so they share the machine's drift. In each round every function runs once
+    untimed and then ``block`` timed calls in a row: a timed call always follows a call of the same function, as a
+    training loop's steps follow each other. Alternating single calls instead made each function pay for the caches
+    that the other had just filled with its own data: of two copies of one compiled model, the copy timed right
+    after eager measured 4-6 % slower than the copy timed after it (``benchmarks/README.md``, issue 21, session 11).
+    """
     wall: dict[str, list[float]] = {name: [] for name in fns}
     cpu: dict[str, list[float]] = {name: [] for name in fns}
     for fn in fns.values():
         fn()
         fn()
     torch.mlu.synchronize()
-    for _ in range(reps):
+    while any(len(wall[name]) < reps for name in fns):
         for name, fn in fns.items():
-            start, start_cpu = time.perf_counter(), time.process_time()
             fn()
             torch.mlu.synchronize()
-            wall[name].append((time.perf_counter() - start) * 1e3)
-            cpu[name].append((time.process_time() - start_cpu) * 1e3)
+            for _ in range(min(block, reps - len(wall[name]))):
+                start, start_cpu = time.perf_counter(), time.process_time()
+                fn()
+                torch.mlu.synchronize()
+                wall[name].append((time.perf_counter() - start) * 1e3)
+                cpu[name].append((time.process_time() - start_cpu) * 1e3)
     return {name: (statistics.median(wall[name]), statistics.median(cpu[name])) for name in fns}
 
 
