@@ -70,6 +70,52 @@ def test_attention_matches_flash_forward_and_backward(b, h, lq, lk, d):
         _close(g, w, name)
 
 
+@pytest.mark.parametrize("d", [16, 24])
+@pytest.mark.parametrize("scale", [3.0, 10.0])
+def test_attention_with_a_sharp_softmax_is_as_accurate_as_flash(scale, d):
+    # Logits 10 to 30 times those of the test above (scores tens apart in a row) stress exp's range reduction, its
+    # flush to 0 and the log-sum-exp. Head dim 16 takes the register-tiled path, 24 the whole-matrix one.
+    q, k, v = _qkv(1, 2, 300, 333, d)
+    grad_out = torch.randn(1, 300, 2, d, generator=torch.Generator().manual_seed(3)).transpose(1, 2)
+    _assert_as_accurate_as_flash(q, k, v, grad_out, scale)
+
+
+@pytest.mark.parametrize("lk", [512, 333])
+def test_attention_rows_of_scores_far_below_zero(lk):
+    # Every score of every row between -640 and -160 after scaling: exp relative to anything but the row's own maximum
+    # underflows to 0 (and 0 / 0 is NaN). 512 keys take the product that also finds each row's maximum, 333 (not
+    # whole vectors, so the product has padding columns of zero scores) a separate pass.
+    g = torch.Generator().manual_seed(5)
+    q = torch.rand(1, 2, 64, 16, generator=g) + 1
+    k = -(torch.rand(1, 2, lk, 16, generator=g) + 1)
+    v = torch.randn(1, 2, lk, 16, generator=g)
+    grad_out = torch.randn(1, 2, 64, 16, generator=g)
+    _assert_as_accurate_as_flash(q, k, v, grad_out, scale=10.0)
+    assert FLASH(q, k, v, scale=10.0)[1].max() < -100
+
+
+def _assert_as_accurate_as_flash(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, grad_out: torch.Tensor,
+                                 scale: float) -> None:
+    """Catch's float32 outputs and gradients are no further from ATen's flash kernels in float64 than the flash
+    kernels' own float32 results are, with 50 % slack for rounding; and laid out as the flash kernels lay out theirs."""
+    exact = FLASH(q.double(), k.double(), v.double(), scale=scale)
+    exact_grads = FLASH_BACKWARD(grad_out.double(), q.double(), k.double(), v.double(), *exact, 0.0, False,
+                                 scale=scale)
+    flash = FLASH(q, k, v, scale=scale)
+    flash_grads = FLASH_BACKWARD(grad_out, q, k, v, *flash, 0.0, False, scale=scale)
+    catch = ATTENTION(q, k, v, scale=scale)
+    catch_grads = ATTENTION_BACKWARD(grad_out, q, k, v, *catch, scale=scale)
+
+    def error(got: torch.Tensor, want: torch.Tensor) -> float:
+        return ((got.double() - want).abs().max() / want.abs().max()).item()
+
+    names = ("output", "logsumexp", "grad_query", "grad_key", "grad_value")
+    for name, got, ref, want in zip(names, (*catch, *catch_grads), (*flash, *flash_grads), (*exact, *exact_grads),
+                                    strict=True):
+        assert got.stride() == ref.stride(), f"{name}: strides {got.stride()} != {ref.stride()}"
+        assert error(got, want) <= 1.5 * error(ref, want) + 1e-7, name
+
+
 @pytest.mark.parametrize(("d", "dtype"), [(16, torch.float32), (24, torch.float32), (16, torch.float64)])
 def test_attention_reads_inputs_of_any_strides(d, dtype):
     # Keys whose rows are not contiguous (a key matrix transposed in place), values with a padded row, and a gradient
@@ -91,6 +137,29 @@ def test_attention_reads_inputs_of_any_strides(d, dtype):
     got = ATTENTION_BACKWARD(grad_out, q, k, v, got_out, got_lse)
     for name, gr, w in zip(("grad_query", "grad_key", "grad_value"), got, want, strict=True):
         _close(gr, w, name)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "projection view", "columns"])
+@pytest.mark.parametrize("d", [16, 24])
+def test_attention_output_has_the_layout_of_the_flash_ops_fake_kernel(layout, d):
+    # Compiled code allocates and indexes the output with the strides of the op's fake kernel, which is the flash
+    # op's (it follows q's layout in torch 2.13); a kernel returning other strides would fail its stride assertion.
+    g = torch.Generator().manual_seed(11)
+    b, h, lq, lk = 2, 2, 100, 160
+    if layout == "contiguous":
+        q = torch.randn(b, h, lq, d, generator=g)
+    elif layout == "projection view":
+        q = torch.randn(b, lq, 3 * h * d, generator=g)[..., : h * d].view(b, lq, h, d).transpose(1, 2)
+    else:  # rows not contiguous
+        q = torch.randn(b, h, d, lq, generator=g).transpose(2, 3)
+    k = torch.randn(b, h, lk, d, generator=g)
+    v = torch.randn(b, h, lk, d, generator=g)
+    out, lse = ATTENTION(q, k, v)
+    fake_out, fake_lse = FLASH(q.to("meta"), k.to("meta"), v.to("meta"))
+    assert out.stride() == fake_out.stride() and lse.stride() == fake_lse.stride()
+    want_out, want_lse = FLASH(q.contiguous(), k, v)
+    torch.testing.assert_close(out, want_out, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(lse, want_lse, rtol=1e-5, atol=1e-5)
 
 
 def test_attention_default_scale_is_one_over_sqrt_head_dim():
@@ -258,6 +327,24 @@ def test_compiled_block_reports_its_kernels_and_matches_eager(monkeypatch, setti
         assert "compiled with Catch kernels: " in mlu_compile.last_report().format()
     else:
         assert not used_forward and not used_backward
+
+
+def test_compiled_attention_of_a_contiguous_query_runs_on_catchs_kernel(monkeypatch):
+    # F.scaled_dot_product_attention on a contiguous q: the flash op (and so the fake kernel Inductor plans with)
+    # returns a contiguous output; Catch's kernel returned its usual (B, L, H, D) layout, and the compiled call failed
+    # Inductor's stride assertion. Oracle: the same function on CPU.
+    def fn(q, k, v):
+        return F.scaled_dot_product_attention(q.contiguous(), k, v) * 2
+
+    monkeypatch.setenv(kernels.KERNELS_ENV, "catch")
+    torch._dynamo.reset()
+    g = torch.Generator().manual_seed(13)
+    q, k, v = (torch.randn(1, 4, 256, 16, generator=g) for _ in range(3))
+    with torch.no_grad():
+        got = torch.compile(fn, backend="mlu")(q.to("mlu"), k.to("mlu"), v.to("mlu"))
+    torch.testing.assert_close(got.cpu(), fn(q, k, v), rtol=1e-5, atol=1e-5)
+    (graph,) = mlu_compile.last_report().graphs
+    assert {op for group in graph.groups for op in group.kernels} == {"torch_mlu.attention.default"}
 
 
 def test_compiled_inference_uses_the_attention_inductor_forms_inside_a_group(monkeypatch):

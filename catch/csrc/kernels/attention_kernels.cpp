@@ -9,8 +9,8 @@
 //   torch_mlu::attention_backward(grad_out, q, k, v, out, logsumexp, *, scale) -> (grad_q, grad_k, grad_v)
 //
 // with the same arguments, results and memory layouts as the flash ops (q: (B, H, L, D), k: (B, H, S, D),
-// v: (B, H, S, Dv); out and the grads are (B, L, H, *) in memory, logsumexp (B, L, H), all viewed as (B, H, ...)),
-// so the graph around them is unchanged.
+// v: (B, H, S, Dv); out laid out like q (output_like_query), the grads (B, L, H, *) in memory, logsumexp (B, L, H),
+// all viewed as (B, H, ...)), so the graph around them is unchanged.
 //
 // The equations are flash attention's (Dao et al. 2022, as ATen's FlashAttentionKernel.cpp implements them) without
 // the online softmax over key blocks: each query row's scores against all keys are formed at once, which for short
@@ -31,7 +31,9 @@
 //
 // The row passes (softmax, exp, dS) and the tiled products are portable C++ on GCC vector extensions, built for
 // x86-64-v4 (AVX-512), x86-64-v3 (AVX2) and the baseline ISA and picked at load time (GCC target_clones); exp is
-// Cephes' expf (range reduction by ln 2 and a degree-6 polynomial, about 1 ulp), flushing to 0 below -87.3.
+// computed as 2^x (vexp2: a degree-6 polynomial, under one ulp), flushing to 0 below 2^-126.5. The forward divides
+// each row of O by its softmax sum instead of each row of P (dv values instead of S), and the backward forms P and
+// dS in one pass.
 #include <ATen/Functions.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
@@ -45,6 +47,7 @@
 #include <memory>
 #include <optional>
 #include <tuple>
+#include <vector>
 
 #include "isa_clones.h"
 #include "tiled_product.h"
@@ -77,75 +80,111 @@ CATCH_INLINE float hsum(vf v) {
   return s;
 }
 
-// exp(x) lane-wise, Cephes expf: x = n ln2 + r, |r| <= ln2 / 2, exp(r) by a degree-6 polynomial, times 2^n.
-// Results below exp(-87.33) (subnormal) are 0; NaN stays NaN.
-CATCH_INLINE vf vexp(vf x) {
-  const vf lo = vsplat(-87.33654475f);
-  const vf hi = vsplat(88.37626266f);
-  const vi under = x < lo;
-  x = x < lo ? lo : x;
-  x = x > hi ? hi : x;
-  const vf t = x * 1.44269504088896341f + 12582912.0f;  // round(x / ln2) in the low mantissa bits (1.5 * 2^23)
-  const vf n = t - 12582912.0f;
-  const vi ni = __builtin_bit_cast(vi, t) - 0x4B400000;
-  vf r = x - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  vf p = vsplat(1.9875691500e-4f);
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  const vi bits = (ni + 127) << 23;
-  const vf y = p * __builtin_bit_cast(vf, bits);
-  return under ? vsplat(0.f) : y;
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr double kLn2 = 0.693147180559945309417232121458;
+
+// 2^x lane-wise, for the arguments of softmax (x <= 0, up to rounding): x = n + r with n = round(x), |r| <= 1/2,
+// 2^r by a degree-6 polynomial (Chebyshev interpolation on [-1/2, 1/2], relative error under 1.1e-7, below one
+// float32 ulp), times 2^n built in the exponent bits. x is clamped to [-127, 127]: below -126.5 the result is 0
+// (the subnormal range flushed, as Cephes' expf did here before), above 127 it stays 2^127. NaN stays NaN.
+// The callers fold the softmax scale and log2(e) into one multiply-add, and the reduction by whole powers of 2 needs
+// neither expf's two-step ln 2 reduction nor its underflow select: at 1 x 4 heads x 512 x 16, 2 threads, the forward
+// took 514 us against 588 with expf, the backward 984 against 1079 (benchmarks/README.md, issue 21, session 12).
+CATCH_INLINE vf vexp2(vf x) {
+  x = x < -127.f ? vsplat(-127.f) : x;
+  x = x > 127.f ? vsplat(127.f) : x;
+  const vf t = x + 12582912.0f;  // round(x) in the low mantissa bits (1.5 * 2^23)
+  const vf r = x - (t - 12582912.0f);
+  vf p = vsplat(1.5461444854736328e-4f);
+  p = p * r + 1.3400427997112274e-3f;
+  p = p * r + 9.618056938052177e-3f;
+  p = p * r + 5.550327152013779e-2f;
+  p = p * r + 2.4022650718688965e-1f;
+  p = p * r + 6.931471824645996e-1f;
+  p = p * r + 1.0f;
+  // n + 127 in the exponent field; n = -127 gives the bits of +0.
+  const vi bits = (__builtin_bit_cast(vi, t) - (0x4B400000 - 127)) << 23;
+  return p * __builtin_bit_cast(vf, bits);
 }
 
-// x[0..n) <- softmax(scale * x); returns the log-sum-exp of scale * x. scale > 0.
-CATCH_ISA_CLONES float softmax_row(float* x, int64_t n, float scale) {
+// max(x[0..n)), NaN skipped.
+CATCH_ISA_CLONES float row_max(const float* x, int64_t n) {
   const float ninf = -std::numeric_limits<float>::infinity();
   const int64_t full = n - n % kLanes;
   vf vm = vsplat(ninf);
   for (int64_t j = 0; j < full; j += kLanes) {
-    const vf v = vload(x + j) * scale;
+    const vf v = vload(x + j);
     vm = v > vm ? v : vm;
   }
   if (full < n) {
-    const vf v = vload_tail(x + full, n - full, ninf) * scale;
+    const vf v = vload_tail(x + full, n - full, ninf);
     vm = v > vm ? v : vm;
   }
-  const float m = hmax(vm);
+  return hmax(vm);
+}
+
+// x[0..n) <- exp(scale * (x - mx)), not normalized, where mx = max(x) (row_max, or the tiled product's row maxima).
+// Returns their sum; *shift gets scale * mx in base 2, log2(e) * scale * mx, so that the row's log-sum-exp is
+// ln 2 * (*shift + log2(sum)). scale > 0.
+CATCH_ISA_CLONES float exp_row_shifted(float* x, int64_t n, float scale, float mx, float* shift) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  const int64_t full = n - n % kLanes;
+  const float c = scale * kLog2e;
+  const float mc = mx * c;
   vf vs = vsplat(0.f);
   for (int64_t j = 0; j < full; j += kLanes) {
-    const vf e = vexp(vload(x + j) * scale - m);
+    const vf e = vexp2(vload(x + j) * c - mc);
     vstore(x + j, e);
     vs += e;
   }
   if (full < n) {
-    const vf e = vexp(vload_tail(x + full, n - full, ninf) * scale - m);
+    const vf e = vexp2(vload_tail(x + full, n - full, ninf) * c - mc);
     vstore_tail(x + full, e, n - full);
     vs += e;
   }
-  const float sum = hsum(vs);
+  *shift = mc;
+  return hsum(vs);
+}
+
+// The natural log-sum-exp of a row from exp_row_shifted's sum and shift.
+float row_lse(float sum, float shift) {
+  return static_cast<float>((static_cast<double>(shift) + std::log2(static_cast<double>(sum))) * kLn2);
+}
+
+// x[0..n) <- softmax(scale * x); returns the log-sum-exp of scale * x. scale > 0.
+CATCH_ISA_CLONES float softmax_row(float* x, int64_t n, float scale) {
+  float shift;
+  const float sum = exp_row_shifted(x, n, scale, row_max(x, n), &shift);
   const float inv = 1.f / sum;
+  const int64_t full = n - n % kLanes;
   for (int64_t j = 0; j < full; j += kLanes) vstore(x + j, vload(x + j) * inv);
   for (int64_t j = full; j < n; ++j) x[j] *= inv;
-  return m + std::log(sum);
+  return row_lse(sum, shift);
 }
 
-// x[0..n) <- exp(scale * x - lse).
-CATCH_ISA_CLONES void exp_row(float* x, int64_t n, float scale, float lse) {
+// One row of the backward's row pass, from the scores s and dP: p <- P = exp(scale * s - lse), and
+// dp <- dS = P * (dP - d) * scale, where d = rowsum(dO * O).
+CATCH_ISA_CLONES void probs_and_grad_scores_row(float* p, float* dp, int64_t n, float scale, float lse, float d) {
+  const float c = scale * kLog2e, lc = lse * kLog2e;
   const int64_t full = n - n % kLanes;
-  for (int64_t j = 0; j < full; j += kLanes) vstore(x + j, vexp(vload(x + j) * scale - lse));
-  if (full < n) vstore_tail(x + full, vexp(vload_tail(x + full, n - full, 0.f) * scale - lse), n - full);
+  for (int64_t j = 0; j < full; j += kLanes) {
+    const vf e = vexp2(vload(p + j) * c - lc);
+    vstore(p + j, e);
+    vstore(dp + j, e * (vload(dp + j) - d) * scale);
+  }
+  if (full < n) {
+    const int64_t rest = n - full;
+    const vf e = vexp2(vload_tail(p + full, rest, 0.f) * c - lc);
+    vstore_tail(p + full, e, rest);
+    vstore_tail(dp + full, e * (vload_tail(dp + full, rest, 0.f) - d) * scale, rest);
+  }
 }
 
-// dp[0..n) <- p * (dp - d) * scale.
-CATCH_ISA_CLONES void grad_scores_row(const float* p, float* dp, int64_t n, float d, float scale) {
-  const int64_t full = n - n % kLanes;
-  for (int64_t j = 0; j < full; j += kLanes) vstore(dp + j, vload(p + j) * (vload(dp + j) - d) * scale);
-  for (int64_t j = full; j < n; ++j) dp[j] = p[j] * (dp[j] - d) * scale;
+// o[r * ldo + 0..n) *= f[r] for r < m.
+CATCH_ISA_CLONES void scale_rows(int64_t m, int64_t n, const float* f, float* o, int64_t ldo) {
+  for (int64_t r = 0; r < m; ++r) {
+    for (int64_t j = 0; j < n; ++j) o[r * ldo + j] *= f[r];
+  }
 }
 
 // ---- the ops ------------------------------------------------------------------------------------------------------
@@ -170,6 +209,34 @@ at::Tensor rows_contiguous(const at::Tensor& t) {
 double resolve_scale(const at::Tensor& q, std::optional<double> scale) {
   // ATen's sdp::calculate_scale: 1 / sqrt(head dim) unless given.
   return scale.has_value() ? *scale : 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+}
+
+// The forward's (B, H, L, Dv) output laid out as ATen's flash kernel lays out its own (alloc_with_matching_layout in
+// ATen/native/transformers/sdp_utils.h, torch 2.13): like q when the shapes agree (q contiguous gives a contiguous
+// output, q a view of a (B, L, H * D) projection a (B, L, H, Dv) one), else dense in the order of q's strides. The
+// op's fake kernel is the flash op's, so compiled code expects exactly this layout.
+at::Tensor output_like_query(const at::Tensor& q, int64_t dv) {
+  const std::vector<int64_t> shape = {q.size(0), q.size(1), q.size(2), dv};
+  if (q.sizes().vec() == shape) return at::empty_like(q);
+  std::vector<int> order = {0, 1, 2, 3};
+  const auto st = q.strides();
+  std::stable_sort(order.begin(), order.end(), [&st](int a, int b) {
+    return (st[a] ? st[a] : INT64_MAX) < (st[b] ? st[b] : INT64_MAX);
+  });
+  std::vector<int64_t> strides(4);
+  int64_t next = 1;
+  for (const int dim : order) {
+    strides[dim] = next;
+    next *= shape[dim];
+  }
+  return at::empty_strided(shape, strides, q.options());
+}
+
+// The forward's output in output_like_query's layout: `out` itself, or a copy of it when its strides differ.
+at::Tensor in_query_layout(const at::Tensor& q, const at::Tensor& out) {
+  auto want = output_like_query(q, out.size(3));
+  if (want.strides() == out.strides()) return out;
+  return want.copy_(out);
 }
 
 // (B, H, n, d) result laid out (B, n, H, d) in memory, as the flash kernels allocate theirs.
@@ -218,15 +285,29 @@ void attention_tiled(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   float* lp = lse.data_ptr<float>();
   at::parallel_for(0, q.size(0) * heads * blocks, 1, [&](int64_t begin, int64_t end) {
     auto scores = std::make_unique_for_overwrite<float[]>(block * sp);
+    auto inv_sums = std::make_unique_for_overwrite<float[]>(block);
+    auto maxes = std::make_unique_for_overwrite<float[]>(block);
+    auto vmax = std::make_unique_for_overwrite<float[]>(block * kLanes);
     for (int64_t t = begin; t < end; ++t) {
       const int64_t bh = t / blocks, b = bh / heads, h = bh % heads;
       const int64_t i0 = t % blocks * block, m = std::min(block, l - i0);
-      product_set(m, sp, d, qs.head(b, h) + i0 * qs.row, qs.row, 1, ktp + bh * d * sp, sp, scores.get(), sp);
-      for (int64_t r = 0; r < m; ++r) {
-        lp[b * lse.stride(0) + h * lse.stride(1) + (i0 + r) * lse.stride(2)] =
-            softmax_row(scores.get() + r * sp, s, scale);
+      const float* qp = qs.head(b, h) + i0 * qs.row;
+      if (s == sp) {  // scores and row maxima in one pass, unless there are padding columns (their scores are 0)
+        product_set_row_max(m, sp, d, qp, qs.row, 1, ktp + bh * d * sp, sp, scores.get(), sp, vmax.get(), maxes.get());
+      } else {
+        product_set(m, sp, d, qp, qs.row, 1, ktp + bh * d * sp, sp, scores.get(), sp);
+        for (int64_t r = 0; r < m; ++r) maxes[r] = row_max(scores.get() + r * sp, s);
       }
-      product_set(m, dv, s, scores.get(), sp, 1, vs.head(b, h), vs.row, os.head(b, h) + i0 * os.row, os.row);
+      for (int64_t r = 0; r < m; ++r) {
+        float shift;
+        const float sum = exp_row_shifted(scores.get() + r * sp, s, scale, maxes[r], &shift);
+        lp[b * lse.stride(0) + h * lse.stride(1) + (i0 + r) * lse.stride(2)] = row_lse(sum, shift);
+        inv_sums[r] = 1.f / sum;
+      }
+      // O = P V with P not yet normalized; each row of O is divided by its sum instead, dv values against s.
+      float* o = os.head(b, h) + i0 * os.row;
+      product_set(m, dv, s, scores.get(), sp, 1, vs.head(b, h), vs.row, o, os.row);
+      scale_rows(m, dv, inv_sums.get(), o, os.row);
     }
   });
 }
@@ -261,10 +342,9 @@ void attention_backward_tiled(const at::Tensor& grad_out, const at::Tensor& q, c
         product_set(m, sp, dv, dop, dos.row, 1, vt.get(), sp, ds.get(), sp);  // dP = dO Vᵀ
         for (int64_t r = 0; r < m; ++r) {
           const float lse_r = lp[b * lse.stride(0) + h * lse.stride(1) + (i0 + r) * lse.stride(2)];
-          exp_row(p.get() + r * sp, s, scale, lse_r);  // P
           float dot = 0.f;
           for (int64_t c = 0; c < dv; ++c) dot += dop[r * dos.row + c] * op[r * os.row + c];
-          grad_scores_row(p.get() + r * sp, ds.get() + r * sp, s, dot, scale);  // dS
+          probs_and_grad_scores_row(p.get() + r * sp, ds.get() + r * sp, s, scale, lse_r, dot);  // P, dS
         }
         product_set(m, d, s, ds.get(), sp, 1, kp, ks.row, gqs.head(b, h) + i0 * gqs.row, gqs.row);  // dQ = dS K
         product_add(s, dv, m, p.get(), 1, sp, dop, dos.row, gvs.head(b, h), gvs.row);               // dV += Pᵀ dO
@@ -278,15 +358,20 @@ std::tuple<at::Tensor, at::Tensor> attention(const at::Tensor& q, const at::Tens
                                              std::optional<double> scale) {
   const double sc = resolve_scale(q, scale);
   if (!fast_path(q, k, v, sc, tiled_path(q, v) ? 0 : kMinHeadMacsForward)) {
-    return at::_scaled_dot_product_flash_attention_for_cpu(rows_contiguous(q), rows_contiguous(k), rows_contiguous(v),
-                                                           0.0, false, std::nullopt, scale);
+    auto [out, lse] = at::_scaled_dot_product_flash_attention_for_cpu(rows_contiguous(q), rows_contiguous(k),
+                                                                      rows_contiguous(v), 0.0, false, std::nullopt,
+                                                                      scale);
+    return {in_query_layout(q, out), lse};  // the flash kernel saw a copy of q if its rows were not contiguous
   }
   const int64_t heads = q.size(1), l = q.size(2), s = k.size(2);
-  auto out = flash_layout(q, l, v.size(3));
+  auto out = output_like_query(q, v.size(3));
   auto lse = at::empty({q.size(0), l, heads}, q.options()).transpose(1, 2);
   const float scale_f = static_cast<float>(sc);
   if (tiled_path(q, v)) {
-    attention_tiled(q, k, v, scale_f, out, lse);
+    // The tiled loops write whole rows: into `out` when its rows are contiguous, else into a buffer copied over.
+    auto rows = out.stride(3) == 1 ? out : flash_layout(q, l, v.size(3));
+    attention_tiled(q, k, v, scale_f, rows, lse);
+    if (!rows.is_same(out)) out.copy_(rows);
     return {out, lse};
   }
   // Head-major copies (one strided copy per tensor, none when already contiguous): each head's rows are then a
@@ -349,10 +434,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> attention_backward(const at::Tens
       const float* op = oi.data_ptr<float>();
       const int64_t dv = oi.size(1);
       for (int64_t row = 0; row < l; ++row) {
-        exp_row(pp + row * s, s, scale_f, lp[row * lstride]);
         float d = 0.f;
         for (int64_t j = 0; j < dv; ++j) d += dop[row * dv + j] * op[row * dv + j];
-        grad_scores_row(pp + row * s, dpp + row * s, s, d, scale_f);
+        probs_and_grad_scores_row(pp + row * s, dpp + row * s, s, scale_f, lp[row * lstride], d);
       }
       grad_v[b][h].copy_(gemm_nt(doi.t(), p.t()).t());  // (dOᵀ P)ᵀ = Pᵀ dO
       grad_k[b][h].copy_(gemm_nt(qi.t(), dp.t()).t());   // (Qᵀ dS)ᵀ = dSᵀ Q

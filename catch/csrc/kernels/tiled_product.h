@@ -57,9 +57,11 @@ CATCH_INLINE void vstore_tail(float* p, vf v, int64_t n) {
 
 // c[MR x NV*kLanes] (+)= A[MR x k] B[k x NV*kLanes]; A(r, p) = a[r * ar + p * ac], B(p, j) = b[p * ldb + j],
 // C(r, j) = c[r * ldc + j].
-template <int MR, int NV, bool ACC>
+// With MAX, also vmax[r * kLanes ..] <- lane-wise max(vmax row r, the tile's row r), r < MR: the caller's running
+// row maxima, so that softmax needs no pass of its own to find them.
+template <int MR, int NV, bool ACC, bool MAX = false>
 CATCH_INLINE void product_tile(const float* a, int64_t ar, int64_t ac, const float* b, int64_t ldb, int64_t k, float* c,
-                               int64_t ldc) {
+                               int64_t ldc, float* vmax = nullptr) {
   vf acc[MR][NV];
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
@@ -82,29 +84,57 @@ CATCH_INLINE void product_tile(const float* a, int64_t ar, int64_t ac, const flo
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) vstore(c + r * ldc + v * kLanes, acc[r][v]);
   }
+  if constexpr (MAX) {
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      vf m = vload(vmax + r * kLanes);
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) m = acc[r][v] > m ? acc[r][v] : m;
+      vstore(vmax + r * kLanes, m);
+    }
+  }
 }
 
-template <int NV, bool ACC>
+template <int NV, bool ACC, bool MAX>
 CATCH_INLINE void product_columns(int64_t m, int64_t k, const float* a, int64_t ar, int64_t ac, const float* b,
-                                  int64_t ldb, float* c, int64_t ldc) {
+                                  int64_t ldb, float* c, int64_t ldc, float* vmax) {
   constexpr int kRows = 8;
   int64_t i = 0;
-  for (; i + kRows <= m; i += kRows) product_tile<kRows, NV, ACC>(a + i * ar, ar, ac, b, ldb, k, c + i * ldc, ldc);
-  for (; i < m; ++i) product_tile<1, NV, ACC>(a + i * ar, ar, ac, b, ldb, k, c + i * ldc, ldc);
+  for (; i + kRows <= m; i += kRows) {
+    product_tile<kRows, NV, ACC, MAX>(a + i * ar, ar, ac, b, ldb, k, c + i * ldc, ldc, vmax + i * kLanes);
+  }
+  for (; i < m; ++i) product_tile<1, NV, ACC, MAX>(a + i * ar, ar, ac, b, ldb, k, c + i * ldc, ldc, vmax + i * kLanes);
 }
 
-// C[m x n] (+)= A[m x k] B[k x n], addressed as in product_tile; n a multiple of kLanes.
-template <bool ACC>
+// C[m x n] (+)= A[m x k] B[k x n], addressed as in product_tile; n a multiple of kLanes. With MAX, vmax (m x kLanes)
+// accumulates the lane-wise maxima of C's rows.
+template <bool ACC, bool MAX = false>
 CATCH_INLINE void product(int64_t m, int64_t n, int64_t k, const float* a, int64_t ar, int64_t ac, const float* b,
-                          int64_t ldb, float* c, int64_t ldc) {
+                          int64_t ldb, float* c, int64_t ldc, float* vmax = nullptr) {
   int64_t j = 0;
-  for (; j + 2 * kLanes <= n; j += 2 * kLanes) product_columns<2, ACC>(m, k, a, ar, ac, b + j, ldb, c + j, ldc);
-  for (; j < n; j += kLanes) product_columns<1, ACC>(m, k, a, ar, ac, b + j, ldb, c + j, ldc);
+  for (; j + 2 * kLanes <= n; j += 2 * kLanes) {
+    product_columns<2, ACC, MAX>(m, k, a, ar, ac, b + j, ldb, c + j, ldc, vmax);
+  }
+  for (; j < n; j += kLanes) product_columns<1, ACC, MAX>(m, k, a, ar, ac, b + j, ldb, c + j, ldc, vmax);
 }
 
 [[maybe_unused]] CATCH_ISA_CLONES void product_set(int64_t m, int64_t n, int64_t k, const float* a, int64_t ar,
                                                    int64_t ac, const float* b, int64_t ldb, float* c, int64_t ldc) {
   product<false>(m, n, k, a, ar, ac, b, ldb, c, ldc);
+}
+// C = A B as product_set, and row_max[r] = max of C's row r over its n columns, r < m. vmax: scratch of m * kLanes
+// floats.
+[[maybe_unused]] CATCH_ISA_CLONES void product_set_row_max(int64_t m, int64_t n, int64_t k, const float* a, int64_t ar,
+                                                           int64_t ac, const float* b, int64_t ldb, float* c,
+                                                           int64_t ldc, float* vmax, float* row_max) {
+  const vf lowest = vsplat(-__builtin_inff());
+  for (int64_t r = 0; r < m; ++r) vstore(vmax + r * kLanes, lowest);
+  product<false, true>(m, n, k, a, ar, ac, b, ldb, c, ldc, vmax);
+  for (int64_t r = 0; r < m; ++r) {
+    float mx = vmax[r * kLanes];
+    for (int64_t i = 1; i < kLanes; ++i) mx = vmax[r * kLanes + i] > mx ? vmax[r * kLanes + i] : mx;
+    row_max[r] = mx;
+  }
 }
 [[maybe_unused]] CATCH_ISA_CLONES void product_add(int64_t m, int64_t n, int64_t k, const float* a, int64_t ar,
                                                    int64_t ac, const float* b, int64_t ldb, float* c, int64_t ldc) {
