@@ -69,16 +69,6 @@ constexpr int64_t kMinHeadMacsForward = int64_t{1} << 20;
 constexpr int64_t kMinHeadMacsBackward = int64_t{1} << 21;
 
 // ---- row passes -------------------------------------------------------------------------------------------------
-CATCH_INLINE float hmax(vf v) {
-  float m = v[0];
-  for (int64_t i = 1; i < kLanes; ++i) m = v[i] > m ? v[i] : m;
-  return m;
-}
-CATCH_INLINE float hsum(vf v) {
-  float s = 0.f;
-  for (int64_t i = 0; i < kLanes; ++i) s += v[i];
-  return s;
-}
 
 constexpr float kLog2e = 1.44269504088896341f;
 constexpr double kLn2 = 0.693147180559945309417232121458;
@@ -86,7 +76,7 @@ constexpr double kLn2 = 0.693147180559945309417232121458;
 // 2^x lane-wise, for the arguments of softmax (x <= 0, up to rounding): x = n + r with n = round(x), |r| <= 1/2,
 // 2^r by a degree-6 polynomial (Chebyshev interpolation on [-1/2, 1/2], relative error under 1.1e-7, below one
 // float32 ulp), times 2^n built in the exponent bits. x is clamped to [-127, 127]: below -126.5 the result is 0
-// (the subnormal range flushed, as Cephes' expf did here before), above 127 it stays 2^127. NaN stays NaN.
+// (the subnormal range flushed), above 127 it stays 2^127. NaN stays NaN.
 // The callers fold the softmax scale and log2(e) into one multiply-add, and the reduction by whole powers of 2 needs
 // neither expf's two-step ln 2 reduction nor its underflow select: at 1 x 4 heads x 512 x 16, 2 threads, the forward
 // took 514 us against 588 with expf, the backward 984 against 1079 (benchmarks/README.md, issue 21, session 12).
@@ -232,13 +222,6 @@ at::Tensor output_like_query(const at::Tensor& q, int64_t dv) {
   return at::empty_strided(shape, strides, q.options());
 }
 
-// The forward's output in output_like_query's layout: `out` itself, or a copy of it when its strides differ.
-at::Tensor in_query_layout(const at::Tensor& q, const at::Tensor& out) {
-  auto want = output_like_query(q, out.size(3));
-  if (want.strides() == out.strides()) return out;
-  return want.copy_(out);
-}
-
 // (B, H, n, d) result laid out (B, n, H, d) in memory, as the flash kernels allocate theirs.
 at::Tensor flash_layout(const at::Tensor& like, int64_t n, int64_t d) {
   return at::empty({like.size(0), n, like.size(1), d}, like.options()).transpose(1, 2);
@@ -358,10 +341,12 @@ std::tuple<at::Tensor, at::Tensor> attention(const at::Tensor& q, const at::Tens
                                              std::optional<double> scale) {
   const double sc = resolve_scale(q, scale);
   if (!fast_path(q, k, v, sc, tiled_path(q, v) ? 0 : kMinHeadMacsForward)) {
-    auto [out, lse] = at::_scaled_dot_product_flash_attention_for_cpu(rows_contiguous(q), rows_contiguous(k),
-                                                                      rows_contiguous(v), 0.0, false, std::nullopt,
-                                                                      scale);
-    return {in_query_layout(q, out), lse};  // the flash kernel saw a copy of q if its rows were not contiguous
+    const auto qr = rows_contiguous(q);
+    auto [out, lse] = at::_scaled_dot_product_flash_attention_for_cpu(qr, rows_contiguous(k), rows_contiguous(v), 0.0,
+                                                                      false, std::nullopt, scale);
+    // The flash kernel laid its output out like what it was given: a copy of q when q's rows were not contiguous.
+    if (!qr.is_same(q)) out = output_like_query(q, out.size(3)).copy_(out);
+    return {out, lse};
   }
   const int64_t heads = q.size(1), l = q.size(2), s = k.size(2);
   auto out = output_like_query(q, v.size(3));

@@ -48,6 +48,17 @@ CATCH_INLINE vf vload_tail(const float* p, int64_t n, float fill) {
 CATCH_INLINE void vstore_tail(float* p, vf v, int64_t n) {
   for (int64_t i = 0; i < n; ++i) p[i] = v[i];
 }
+// The largest lane and the sum of the lanes.
+CATCH_INLINE float hmax(vf v) {
+  float m = v[0];
+  for (int64_t i = 1; i < kLanes; ++i) m = v[i] > m ? v[i] : m;
+  return m;
+}
+CATCH_INLINE float hsum(vf v) {
+  float s = 0.f;
+  for (int64_t i = 0; i < kLanes; ++i) s += v[i];
+  return s;
+}
 
 // ---- register-tiled products --------------------------------------------------------------------------------------
 // C (+)= A B for the small products of attention heads and of linear layers: a tile of the result, up to 8 rows x two
@@ -130,11 +141,7 @@ CATCH_INLINE void product(int64_t m, int64_t n, int64_t k, const float* a, int64
   const vf lowest = vsplat(-__builtin_inff());
   for (int64_t r = 0; r < m; ++r) vstore(vmax + r * kLanes, lowest);
   product<false, true>(m, n, k, a, ar, ac, b, ldb, c, ldc, vmax);
-  for (int64_t r = 0; r < m; ++r) {
-    float mx = vmax[r * kLanes];
-    for (int64_t i = 1; i < kLanes; ++i) mx = vmax[r * kLanes + i] > mx ? vmax[r * kLanes + i] : mx;
-    row_max[r] = mx;
-  }
+  for (int64_t r = 0; r < m; ++r) row_max[r] = hmax(vload(vmax + r * kLanes));
 }
 [[maybe_unused]] CATCH_ISA_CLONES void product_add(int64_t m, int64_t n, int64_t k, const float* a, int64_t ar,
                                                    int64_t ac, const float* b, int64_t ldb, float* c, int64_t ldc) {
