@@ -71,7 +71,7 @@ constexpr int64_t kMinHeadMacsBackward = int64_t{1} << 21;
 // ---- row passes -------------------------------------------------------------------------------------------------
 
 constexpr float kLog2e = 1.44269504088896341f;
-constexpr double kLn2 = 0.693147180559945309417232121458;
+constexpr float kLn2 = 0.693147180559945309417232121458f;
 
 // 2^x lane-wise, for the arguments of softmax (x <= 0, up to rounding): x = n + r with n = round(x), |r| <= 1/2,
 // 2^r by a degree-6 polynomial (Chebyshev interpolation on [-1/2, 1/2], relative error under 1.1e-7, below one
@@ -136,10 +136,9 @@ CATCH_ISA_CLONES float exp_row_shifted(float* x, int64_t n, float scale, float m
   return hsum(vs);
 }
 
-// The natural log-sum-exp of a row from exp_row_shifted's sum and shift.
-float row_lse(float sum, float shift) {
-  return static_cast<float>((static_cast<double>(shift) + std::log2(static_cast<double>(sum))) * kLn2);
-}
+// The natural log-sum-exp of a row from exp_row_shifted's sum and shift. In float: glibc's double log2 carries a
+// GLIBC_2.29 symbol version, above the manylinux_2_28 baseline (test_fixes_symbols.py).
+float row_lse(float sum, float shift) { return (shift + std::log2(sum)) * kLn2; }
 
 // x[0..n) <- softmax(scale * x); returns the log-sum-exp of scale * x. scale > 0.
 CATCH_ISA_CLONES float softmax_row(float* x, int64_t n, float scale) {
