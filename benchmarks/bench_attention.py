@@ -5,9 +5,11 @@
 
 Usage: python benchmarks/bench_attention.py [--reps N] [--threads N]
 
-For each (batch, heads, tokens, head_dim) it times ``torch.ops.torch_mlu.attention`` / ``attention_backward`` and
-``aten._scaled_dot_product_flash_attention_for_cpu`` / ``_backward`` on the same float32 CPU tensors (the host views
-compiled fusion groups run them on), interleaved, and prints the median milliseconds and the ratio Catch / flash.
+For each (batch, heads, tokens, head_dim) it times ``torch.ops.torch_mlu.attention`` / ``attention_backward``,
+``attention_with_probs`` / ``attention_backward_with_probs`` (the pair compiled training graphs use, which keeps P
+for the backward: ``torch_mlu.compile.saved_probs``) and ``aten._scaled_dot_product_flash_attention_for_cpu`` /
+``_backward`` on the same float32 CPU tensors (the host views compiled fusion groups run them on), interleaved, and
+prints the median milliseconds and the ratios Catch / flash.
 Heads whose dims are whole 16-float vectors (all of the shapes below) run on Catch's register-tiled path at any
 size. Other heads below the GEMM path's thresholds (``kMinHeadMacsForward`` / ``kMinHeadMacsBackward`` in
 ``catch/csrc/kernels/attention_kernels.cpp``) are routed to flash by the kernel itself, so their ratio is about 1.
@@ -50,13 +52,18 @@ def time_shape(b: int, h: int, t: int, d: int, reps: int) -> tuple[dict[str, flo
     flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
     flash_backward = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default
     catch, catch_backward = torch.ops.torch_mlu.attention.default, torch.ops.torch_mlu.attention_backward.default
+    with_probs = torch.ops.torch_mlu.attention_with_probs.default
+    backward_with_probs = torch.ops.torch_mlu.attention_backward_with_probs.default
     torch.manual_seed(0)
     q, k, v = (torch.randn(b, h, t, d) for _ in range(3))
     out, lse = flash(q, k, v)
+    probs = with_probs(q, k, v)[2]
     grad = torch.randn_like(out)
-    fwd = medians({"flash": lambda: flash(q, k, v), "catch": lambda: catch(q, k, v)}, reps)
+    fwd = medians({"flash": lambda: flash(q, k, v), "catch": lambda: catch(q, k, v),
+                   "catch, P kept": lambda: with_probs(q, k, v)}, reps)
     bwd = medians({"flash": lambda: flash_backward(grad, q, k, v, out, lse, 0.0, False),
-                   "catch": lambda: catch_backward(grad, q, k, v, out, lse)}, reps)
+                   "catch": lambda: catch_backward(grad, q, k, v, out, lse),
+                   "catch, P kept": lambda: backward_with_probs(grad, q, k, v, out, probs)}, reps)
     return fwd, bwd
 
 
@@ -68,15 +75,18 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     keep_host_buffers()  # as in compiled groups: score buffers are reused, not page-faulted in per call
     table = Table(title=f"attention: Catch vs ATen flash (median of {args.reps}, ms; {args.threads} threads)")
-    for col in ("batch x heads x tokens x dim", "macs/head", "flash fwd", "catch fwd", "ratio", "flash bwd",
-                "catch bwd", "ratio "):
+    for col in ("batch x heads x tokens x dim", "macs/head", "flash fwd", "catch fwd", "ratio", "P kept", "ratio ",
+                "flash bwd", "catch bwd", "ratio  ", "from P", "ratio   "):
         table.add_column(col, justify="left" if col.startswith("batch") else "right")
     for b, h, t, d in SHAPES:
         fwd, bwd = time_shape(b, h, t, d, args.reps)
-        table.add_row(f"{b} x {h} x {t} x {d}", f"{t * t * d:,}", f"{fwd['flash']:.3f}", f"{fwd['catch']:.3f}",
-                      f"{fwd['catch'] / fwd['flash']:.2f}", f"{bwd['flash']:.3f}", f"{bwd['catch']:.3f}",
-                      f"{bwd['catch'] / bwd['flash']:.2f}")
-    Console(width=140).print(table)
+        cells = [f"{b} x {h} x {t} x {d}", f"{t * t * d:,}"]
+        for times in (fwd, bwd):
+            cells.append(f"{times['flash']:.3f}")
+            for name in ("catch", "catch, P kept"):
+                cells += [f"{times[name]:.3f}", f"{times[name] / times['flash']:.2f}"]
+        table.add_row(*cells)
+    Console(width=160).print(table)
     return 0
 
 

@@ -123,6 +123,7 @@ LIBRARY_KERNELS = frozenset({
     "aten::mkldnn_convolution", "aten::convolution_backward", "mkldnn::_convolution_pointwise",
     "aten::_scaled_dot_product_flash_attention_for_cpu", "aten::_scaled_dot_product_flash_attention_for_cpu_backward",
     "torch_mlu::mm", "torch_mlu::addmm", "torch_mlu::attention", "torch_mlu::attention_backward",
+    "torch_mlu::attention_with_probs", "torch_mlu::attention_backward_with_probs",
 })
 
 

@@ -20,15 +20,18 @@ import pytest
 import torch
 import torch.nn.functional as F
 from mlu_helpers import REPO
+from torch._subclasses.fake_tensor import FakeTensorMode
 
 import torch_mlu.compile as mlu_compile
-from torch_mlu.compile import kernels
+from torch_mlu.compile import kernels, saved_probs
 
 aten = torch.ops.aten
 FLASH = aten._scaled_dot_product_flash_attention_for_cpu.default
 FLASH_BACKWARD = aten._scaled_dot_product_flash_attention_for_cpu_backward.default
 ATTENTION = torch.ops.torch_mlu.attention.default
 ATTENTION_BACKWARD = torch.ops.torch_mlu.attention_backward.default
+ATTENTION_WITH_PROBS = torch.ops.torch_mlu.attention_with_probs.default
+ATTENTION_BACKWARD_WITH_PROBS = torch.ops.torch_mlu.attention_backward_with_probs.default
 
 
 def _qkv(b: int, h: int, lq: int, lk: int, d: int, dtype: torch.dtype = torch.float32) -> list[torch.Tensor]:
@@ -114,6 +117,73 @@ def _assert_as_accurate_as_flash(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
                                     strict=True):
         assert got.stride() == ref.stride(), f"{name}: strides {got.stride()} != {ref.stride()}"
         assert error(got, want) <= 1.5 * error(ref, want) + 1e-7, name
+
+
+# (batch, heads, query length, key length, head dim, scale): the tiled path with key lengths that are and are not
+# whole vectors, a sharp softmax, several heads and batches; head dim 24 takes ATen's ops.
+PROBS_CASES = [(1, 4, 512, 512, 16, 0.25), (2, 3, 301, 333, 32, 0.3), (1, 2, 300, 333, 16, 10.0),
+               (2, 2, 100, 160, 24, 0.3)]
+
+
+def _unfused_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, grad_out: torch.Tensor,
+                       scale: float) -> list[torch.Tensor]:
+    """Output and input gradients of ``softmax(scale q kᵀ) v`` through ATen's ops and autograd (the eager
+    computation that a training graph's attention pattern replaces), in the inputs' dtype."""
+    leaves = [t.detach().clone().requires_grad_() for t in (q, k, v)]
+    out = torch.softmax(leaves[0] @ leaves[1].transpose(-2, -1) * scale, dim=-1) @ leaves[2]
+    out.backward(grad_out)
+    return [out.detach(), *(t.grad for t in leaves)]
+
+
+@pytest.mark.parametrize(("b", "h", "lq", "lk", "d", "scale"), PROBS_CASES)
+def test_attention_with_probs_is_as_accurate_as_aten_and_laid_out_as_its_fake(b, h, lq, lk, d, scale):
+    # Oracle: the unfused attention in float64 (ATen's matmul, softmax and autograd). Catch's float32 output and
+    # gradients must be within twice the error of the better-rounded of ATen's two float32 computations (the flash
+    # kernels and the unfused ops), and P's error within twice that of ATen's float32 softmax(scale q kᵀ).
+    q, k, v = _qkv(b, h, lq, lk, d)
+    grad_out = torch.randn(b, lq, h, d, generator=torch.Generator().manual_seed(7)).transpose(1, 2)
+    out, lse, probs = ATTENTION_WITH_PROBS(q, k, v, scale=scale)
+    grads = ATTENTION_BACKWARD_WITH_PROBS(grad_out, q, k, v, out, probs, scale=scale)
+    exact = _unfused_attention(q.double(), k.double(), v.double(), grad_out.double(), scale)
+    unfused = _unfused_attention(q, k, v, grad_out, scale)
+    flash = FLASH(q, k, v, scale=scale)
+    flash_all = [flash[0], *FLASH_BACKWARD(grad_out, q, k, v, *flash, 0.0, False, scale=scale)]
+
+    def error(got: torch.Tensor, want: torch.Tensor) -> float:
+        return ((got.double() - want).abs().max() / want.abs().max()).item()
+
+    names = ("output", "grad_query", "grad_key", "grad_value")
+    for name, got, *refs, want in zip(names, (out, *grads), flash_all, unfused, exact, strict=True):
+        assert got.stride() == refs[0].stride(), f"{name}: strides {got.stride()} != flash's {refs[0].stride()}"
+        assert error(got, want) <= 2 * min(error(ref, want) for ref in refs) + 1e-7, name
+    torch.testing.assert_close(lse, flash[1], rtol=1e-5, atol=1e-5)
+    assert lse.stride() == flash[1].stride()
+    exact_probs = torch.softmax(q.double() @ k.double().transpose(-2, -1) * scale, dim=-1)
+    aten_probs = torch.softmax(q @ k.transpose(-2, -1) * scale, dim=-1)
+    assert error(probs, exact_probs) <= 2 * error(aten_probs, exact_probs) + 1e-7, "probs"
+    with FakeTensorMode() as mode:
+        fakes = [mode.from_tensor(t) for t in (grad_out, q, k, v)]
+        fake_fwd = ATTENTION_WITH_PROBS(*fakes[1:], scale=scale)
+        fake_bwd = ATTENTION_BACKWARD_WITH_PROBS(*fakes, fake_fwd[0], fake_fwd[2], scale=scale)
+    for got, fake in zip((out, lse, probs, *grads), (*fake_fwd, *fake_bwd), strict=True):
+        assert (got.shape, got.stride()) == (fake.shape, fake.stride())
+
+
+def test_attention_ops_run_on_mlu_tensors_as_device_kernels():
+    # A fusion group's debug modes run its graph, these ops included, as eager mlu kernels: same results as on CPU,
+    # outputs on the device, and no CPU fallback (torch.mlu.fallback_report counts the ops that took it).
+    q, k, v = _qkv(2, 2, 64, 80, 16)
+    grad_out = torch.randn(2, 2, 64, 16, generator=torch.Generator().manual_seed(9))
+    torch.mlu.reset_fallback_report()
+    for forward, backward in ((ATTENTION, ATTENTION_BACKWARD), (ATTENTION_WITH_PROBS, ATTENTION_BACKWARD_WITH_PROBS)):
+        want = forward(q, k, v, scale=0.3)
+        want_grads = backward(grad_out, q, k, v, want[0], want[-1], scale=0.3)
+        got = forward(q.to("mlu"), k.to("mlu"), v.to("mlu"), scale=0.3)
+        got_grads = backward(grad_out.to("mlu"), q.to("mlu"), k.to("mlu"), v.to("mlu"), got[0], got[-1], scale=0.3)
+        for g, w in zip((*got, *got_grads), (*want, *want_grads), strict=True):
+            assert g.device.type == "mlu"
+            torch.testing.assert_close(g.cpu(), w, rtol=1e-6, atol=1e-6)
+    assert not [op for op in torch.mlu.fallback_report() if op.startswith("torch_mlu::")]
 
 
 @pytest.mark.parametrize(("d", "dtype"), [(16, torch.float32), (24, torch.float32), (16, torch.float64)])
@@ -322,8 +392,9 @@ def test_compiled_block_reports_its_kernels_and_matches_eager(monkeypatch, setti
     used_forward = {op for g in forward.groups for op in g.kernels}
     used_backward = {op for g in backward.groups for op in g.kernels}
     if setting == "catch":
-        assert {"torch_mlu.attention.default", "torch_mlu.addmm.default"} <= used_forward
-        assert {"torch_mlu.attention_backward.default", "torch_mlu.mm.default"} <= used_backward
+        # the attention keeps P for its backward (saved_probs)
+        assert {"torch_mlu.attention_with_probs.default", "torch_mlu.addmm.default"} <= used_forward
+        assert {"torch_mlu.attention_backward_with_probs.default", "torch_mlu.mm.default"} <= used_backward
         assert "compiled with Catch kernels: " in mlu_compile.last_report().format()
     else:
         assert not used_forward and not used_backward
@@ -345,6 +416,39 @@ def test_compiled_attention_of_a_contiguous_query_runs_on_catchs_kernel(monkeypa
     torch.testing.assert_close(got.cpu(), fn(q, k, v), rtol=1e-5, atol=1e-5)
     (graph,) = mlu_compile.last_report().graphs
     assert {op for group in graph.groups for op in group.kernels} == {"torch_mlu.attention.default"}
+
+
+@pytest.mark.parametrize("case", ["tiled", "head dim 24", "over the size limit", "aten kernels"])
+def test_training_keeps_attention_probs_where_the_tiled_kernels_run(monkeypatch, case):
+    # The joint-graph pass (saved_probs) gives the backward the forward's P where Catch's tiled kernels run, and
+    # leaves the flash ops elsewhere. Either way the gradients are those of the same function on CPU.
+    def fn(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v).square().sum()
+
+    monkeypatch.setenv(kernels.KERNELS_ENV, "aten" if case == "aten kernels" else "catch")
+    if case == "over the size limit":
+        monkeypatch.setattr(saved_probs, "MAX_PROBS_BYTES", 2 * 4 * 200 * 208 * 4 - 1)
+    torch._dynamo.reset()
+    d = 24 if case == "head dim 24" else 16
+    g = torch.Generator().manual_seed(17)
+    inputs = [torch.randn(2, 4, 200, d, generator=g) for _ in range(3)]
+    cpu = [t.clone().requires_grad_() for t in inputs]
+    fn(*cpu).backward()
+    mlu = [t.to("mlu").requires_grad_() for t in inputs]
+    torch.compile(fn, backend="mlu")(*mlu).backward()
+    for got, want in zip(mlu, cpu, strict=True):
+        torch.testing.assert_close(got.grad.cpu(), want.grad, rtol=1e-4, atol=1e-5)
+    forward, backward = mlu_compile.last_report().graphs
+    used_forward = {op for group in forward.groups for op in group.kernels}
+    used_backward = {op for group in backward.groups for op in group.kernels}
+    if case == "tiled":
+        assert used_forward == {"torch_mlu.attention_with_probs.default"}
+        assert used_backward == {"torch_mlu.attention_backward_with_probs.default"}  # P saved, not formed again
+    elif case == "aten kernels":
+        assert not used_forward and not used_backward
+    else:
+        assert used_forward == {"torch_mlu.attention.default"}
+        assert used_backward == {"torch_mlu.attention_backward.default"}
 
 
 def test_compiled_inference_uses_the_attention_inductor_forms_inside_a_group(monkeypatch):

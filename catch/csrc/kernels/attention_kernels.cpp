@@ -49,6 +49,8 @@
 #include <tuple>
 #include <vector>
 
+#include <xmmintrin.h>
+
 #include "isa_clones.h"
 #include "tiled_product.h"
 #include "onednn_gemm.h"
@@ -169,6 +171,23 @@ CATCH_ISA_CLONES void probs_and_grad_scores_row(float* p, float* dp, int64_t n, 
   }
 }
 
+// One row of the backward's row pass from the saved P: dp <- dS = P * (dP - d) * scale, where d = rowsum(dO * O).
+CATCH_ISA_CLONES void grad_scores_row(const float* p, float* dp, int64_t n, float scale, float d) {
+  const int64_t full = n - n % kLanes;
+  for (int64_t j = 0; j < full; j += kLanes) vstore(dp + j, vload(p + j) * (vload(dp + j) - d) * scale);
+  for (int64_t j = full; j < n; ++j) dp[j] = p[j] * (dp[j] - d) * scale;
+}
+
+// dst[r * n + 0..n) <- src[r * n + 0..n) * f[r] for r < m, with non-temporal stores (SSE's movntps, in every
+// x86-64 baseline): dst is written past the caches, without reading its lines in first; n a multiple of 4, dst
+// 16-byte aligned. The caller issues _mm_sfence before another thread reads dst.
+void stream_rows(int64_t m, int64_t n, const float* f, const float* src, float* dst) {
+  for (int64_t r = 0; r < m; ++r) {
+    const __m128 fr = _mm_set1_ps(f[r]);
+    for (int64_t j = 0; j < n; j += 4) _mm_stream_ps(dst + r * n + j, _mm_mul_ps(_mm_loadu_ps(src + r * n + j), fr));
+  }
+}
+
 // o[r * ldo + 0..n) *= f[r] for r < m.
 CATCH_ISA_CLONES void scale_rows(int64_t m, int64_t n, const float* f, float* o, int64_t ldo) {
   for (int64_t r = 0; r < m; ++r) {
@@ -250,8 +269,13 @@ void transpose_head(const float* src, int64_t row, int64_t s, int64_t d, int64_t
     for (int64_t c = 0; c < d; ++c) dst[c * sp + j] = src[j * row + c];
 }
 
+// With `probs` (B * H heads of (L, sp) rows, contiguous, 16-byte aligned), each block's P is also streamed out there
+// for the backward, its rows divided by their sums after O = P V has used them (O is divided by the sums as without
+// probs, which rounds less than a product of rounded probabilities). Streamed, not stored: a store to a line that is
+// not in cache reads it in first, and the 4 MiB of P at 1 x 4 heads x 512 tokens cost the forward 0.41 ms that way
+// against 0.07 ms streamed (benchmarks/bench_attention.py, 2 threads); the backward reads P once, in order.
 void attention_tiled(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, float scale, const at::Tensor& out,
-                     const at::Tensor& lse) {
+                     const at::Tensor& lse, float* probs = nullptr) {
   const int64_t heads = q.size(1), l = q.size(2), s = k.size(2), d = q.size(3), dv = v.size(3);
   const int64_t sp = whole_vectors(s);
   const auto qr = rows_contiguous(q), kr = rows_contiguous(k), vr = rows_contiguous(v);
@@ -266,7 +290,7 @@ void attention_tiled(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   const int64_t block = rows_per_block(l, sp), blocks = (l + block - 1) / block;
   float* lp = lse.data_ptr<float>();
   at::parallel_for(0, q.size(0) * heads * blocks, 1, [&](int64_t begin, int64_t end) {
-    auto scores = std::make_unique_for_overwrite<float[]>(block * sp);
+    auto scores_buffer = std::make_unique_for_overwrite<float[]>(block * sp);
     auto inv_sums = std::make_unique_for_overwrite<float[]>(block);
     auto maxes = std::make_unique_for_overwrite<float[]>(block);
     auto vmax = std::make_unique_for_overwrite<float[]>(block * kLanes);
@@ -274,23 +298,27 @@ void attention_tiled(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
       const int64_t bh = t / blocks, b = bh / heads, h = bh % heads;
       const int64_t i0 = t % blocks * block, m = std::min(block, l - i0);
       const float* qp = qs.head(b, h) + i0 * qs.row;
+      float* scores = scores_buffer.get();
       if (s == sp) {  // scores and row maxima in one pass, unless there are padding columns (their scores are 0)
-        product_set_row_max(m, sp, d, qp, qs.row, 1, ktp + bh * d * sp, sp, scores.get(), sp, vmax.get(), maxes.get());
+        product_set_row_max(m, sp, d, qp, qs.row, 1, ktp + bh * d * sp, sp, scores, sp, vmax.get(), maxes.get());
       } else {
-        product_set(m, sp, d, qp, qs.row, 1, ktp + bh * d * sp, sp, scores.get(), sp);
-        for (int64_t r = 0; r < m; ++r) maxes[r] = row_max(scores.get() + r * sp, s);
+        product_set(m, sp, d, qp, qs.row, 1, ktp + bh * d * sp, sp, scores, sp);
+        for (int64_t r = 0; r < m; ++r) maxes[r] = row_max(scores + r * sp, s);
       }
+      float* lse_block = lp + b * lse.stride(0) + h * lse.stride(1) + i0 * lse.stride(2);
+      float* o = os.head(b, h) + i0 * os.row;
       for (int64_t r = 0; r < m; ++r) {
         float shift;
-        const float sum = exp_row_shifted(scores.get() + r * sp, s, scale, maxes[r], &shift);
-        lp[b * lse.stride(0) + h * lse.stride(1) + (i0 + r) * lse.stride(2)] = row_lse(sum, shift);
+        const float sum = exp_row_shifted(scores + r * sp, s, scale, maxes[r], &shift);
+        lse_block[r * lse.stride(2)] = row_lse(sum, shift);
         inv_sums[r] = 1.f / sum;
       }
       // O = P V with P not yet normalized; each row of O is divided by its sum instead, dv values against s.
-      float* o = os.head(b, h) + i0 * os.row;
-      product_set(m, dv, s, scores.get(), sp, 1, vs.head(b, h), vs.row, o, os.row);
+      product_set(m, dv, s, scores, sp, 1, vs.head(b, h), vs.row, o, os.row);
       scale_rows(m, dv, inv_sums.get(), o, os.row);
+      if (probs) stream_rows(m, sp, inv_sums.get(), scores, probs + (bh * l + i0) * sp);  // P, for the backward
     }
+    if (probs) _mm_sfence();  // the streamed stores before the threads join
   });
 }
 
@@ -330,6 +358,44 @@ void attention_backward_tiled(const at::Tensor& grad_out, const at::Tensor& q, c
         }
         product_set(m, d, s, ds.get(), sp, 1, kp, ks.row, gqs.head(b, h) + i0 * gqs.row, gqs.row);  // dQ = dS K
         product_add(s, dv, m, p.get(), 1, sp, dop, dos.row, gvs.head(b, h), gvs.row);               // dV += Pᵀ dO
+        product_add(s, d, m, ds.get(), 1, sp, qp, qs.row, gks.head(b, h), gks.row);                 // dK += dSᵀ Q
+      }
+    }
+  });
+}
+
+// The backward from the forward's P (probs: B * H heads of (L, sp) rows, row stride sp): no scores to form again
+// and no exp, four products per row block instead of five.
+void attention_backward_probs_tiled(const at::Tensor& grad_out, const at::Tensor& q, const at::Tensor& k,
+                                    const at::Tensor& v, const at::Tensor& out, const float* probs, float scale,
+                                    const at::Tensor& grad_q, const at::Tensor& grad_k, const at::Tensor& grad_v) {
+  const int64_t heads = q.size(1), l = q.size(2), s = k.size(2), d = q.size(3), dv = v.size(3);
+  const int64_t sp = whole_vectors(s);
+  const auto qr = rows_contiguous(q), kr = rows_contiguous(k), vr = rows_contiguous(v);
+  const auto dor = rows_contiguous(grad_out), outr = rows_contiguous(out);
+  const Heads qs(qr), ks(kr), vs(vr), dos(dor), os(outr), gqs(grad_q), gks(grad_k), gvs(grad_v);
+  const int64_t block = rows_per_block(l, sp);
+  at::parallel_for(0, q.size(0) * heads, 1, [&](int64_t begin, int64_t end) {
+    auto vt = std::make_unique_for_overwrite<float[]>(dv * sp);
+    auto ds = std::make_unique_for_overwrite<float[]>(block * sp);
+    for (int64_t bh = begin; bh < end; ++bh) {
+      const int64_t b = bh / heads, h = bh % heads;
+      const float* kp = ks.head(b, h);
+      transpose_head(vs.head(b, h), vs.row, s, dv, sp, vt.get());
+      for (int64_t i0 = 0; i0 < l; i0 += block) {
+        const int64_t m = std::min(block, l - i0);
+        const float* qp = qs.head(b, h) + i0 * qs.row;
+        const float* dop = dos.head(b, h) + i0 * dos.row;
+        const float* op = os.head(b, h) + i0 * os.row;
+        const float* p = probs + (bh * l + i0) * sp;
+        product_set(m, sp, dv, dop, dos.row, 1, vt.get(), sp, ds.get(), sp);  // dP = dO Vᵀ
+        for (int64_t r = 0; r < m; ++r) {
+          float dot = 0.f;
+          for (int64_t c = 0; c < dv; ++c) dot += dop[r * dos.row + c] * op[r * os.row + c];
+          grad_scores_row(p + r * sp, ds.get() + r * sp, s, scale, dot);  // dS
+        }
+        product_set(m, d, s, ds.get(), sp, 1, kp, ks.row, gqs.head(b, h) + i0 * gqs.row, gqs.row);  // dQ = dS K
+        product_add(s, dv, m, p, 1, sp, dop, dos.row, gvs.head(b, h), gvs.row);                     // dV += Pᵀ dO
         product_add(s, d, m, ds.get(), 1, sp, qp, qs.row, gks.head(b, h), gks.row);                 // dK += dSᵀ Q
       }
     }
@@ -430,6 +496,81 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> attention_backward(const at::Tens
   return {grad_q, grad_k, grad_v};
 }
 
+// ---- the ops that keep P for the backward --------------------------------------------------------------------------
+// torch_mlu.compile (saved_probs.py) rewrites a training graph's flash-attention forward and backward into these
+// when the backward can use the forward's probabilities: the forward also returns P = softmax(scale Q Kᵀ), and the
+// backward starts from it instead of forming the scores and their exp again (one product of five, and the exp pass).
+
+// P's layout: (B, H, L, S) in rows of whole vectors, (B, H, L, sp) contiguous narrowed to S columns; the fake kernel
+// (torch_mlu/compile/saved_probs.py) allocates the same.
+at::Tensor probs_like(const at::Tensor& q, int64_t s) {
+  return at::empty({q.size(0), q.size(1), q.size(2), whole_vectors(s)}, q.options()).narrow(3, 0, s);
+}
+
+bool has_probs_layout(const at::Tensor& probs, const at::Tensor& q, int64_t s) {
+  const int64_t sp = whole_vectors(s);
+  return probs.scalar_type() == at::kFloat && probs.dim() == 4 && probs.size(0) == q.size(0) &&
+         probs.size(1) == q.size(1) && probs.size(2) == q.size(2) && probs.size(3) == s && probs.stride(3) == 1 &&
+         probs.stride(2) == sp && probs.stride(1) == q.size(2) * sp && probs.stride(0) == q.size(1) * q.size(2) * sp;
+}
+
+void check_4d(const char* op, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  TORCH_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4, "torch_mlu::", op,
+              ": expected 4-d query, key and value (batch, heads, tokens, features), got ", q.dim(), "-d, ", k.dim(),
+              "-d and ", v.dim(), "-d");
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> attention_with_probs(const at::Tensor& q, const at::Tensor& k,
+                                                                    const at::Tensor& v, std::optional<double> scale) {
+  check_4d("attention_with_probs", q, k, v);
+  const double sc = resolve_scale(q, scale);
+  const int64_t heads = q.size(1), l = q.size(2), s = k.size(2);
+  auto probs = probs_like(q, s);
+  auto out = output_like_query(q, v.size(3));
+  auto lse = at::empty({q.size(0), l, heads}, q.options()).transpose(1, 2);
+  if (!fast_path(q, k, v, sc, 0) || !tiled_path(q, v)) {  // ATen's ops, as the unfused attention computes it
+    const auto scores = at::matmul(q, k.transpose(-2, -1)).mul_(sc);
+    lse.copy_(scores.logsumexp(-1));
+    probs.copy_(at::softmax(scores, -1));
+    out.copy_(at::matmul(probs, v));
+    return {out, lse, probs};
+  }
+  auto rows = out.stride(3) == 1 ? out : flash_layout(q, l, v.size(3));
+  attention_tiled(q, k, v, static_cast<float>(sc), rows, lse, probs.data_ptr<float>());
+  if (!rows.is_same(out)) out.copy_(rows);
+  return {out, lse, probs};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> attention_backward_with_probs(
+    const at::Tensor& grad_out, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& out,
+    const at::Tensor& probs, std::optional<double> scale) {
+  check_4d("attention_backward_with_probs", q, k, v);
+  const double sc = resolve_scale(q, scale);
+  const int64_t l = q.size(2), s = k.size(2);
+  TORCH_CHECK(probs.dim() == 4 && probs.size(2) == l && probs.size(3) == s,
+              "torch_mlu::attention_backward_with_probs: expected probs of ", l, " x ", s, " per head, got sizes ",
+              probs.sizes());
+  auto grad_q = flash_layout(q, l, q.size(3));
+  auto grad_k = flash_layout(k, s, k.size(3));
+  auto grad_v = flash_layout(v, s, v.size(3));
+  const bool same = grad_out.sizes() == out.sizes() && out.dim() == 4 && out.size(2) == l &&
+                    out.size(3) == v.size(3) && grad_out.scalar_type() == at::kFloat && out.scalar_type() == at::kFloat;
+  if (!same || !fast_path(q, k, v, sc, 0) || !tiled_path(q, v)) {  // ATen's ops
+    const auto dp = at::matmul(grad_out, v.transpose(-2, -1)).sub_(grad_out.mul(out).sum(-1, true));
+    const auto ds = dp.mul_(probs).mul_(sc);
+    grad_v.copy_(at::matmul(probs.transpose(-2, -1), grad_out));
+    grad_q.copy_(at::matmul(ds, k));
+    grad_k.copy_(at::matmul(ds.transpose(-2, -1), q));
+    return {grad_q, grad_k, grad_v};
+  }
+  const auto p = has_probs_layout(probs, q, s) ? probs : probs_like(q, s).copy_(probs);
+  grad_k.zero_();
+  grad_v.zero_();
+  attention_backward_probs_tiled(grad_out, q, k, v, out, p.data_ptr<float>(), static_cast<float>(sc), grad_q, grad_k,
+                                 grad_v);
+  return {grad_q, grad_k, grad_v};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(torch_mlu, m) {
@@ -440,11 +581,21 @@ TORCH_LIBRARY_FRAGMENT(torch_mlu, m) {
       "attention_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, *, "
       "float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value)",
       {at::Tag::flexible_layout});
+  m.def(
+      "attention_with_probs(Tensor query, Tensor key, Tensor value, *, float? scale=None) -> (Tensor output, "
+      "Tensor logsumexp, Tensor probs)",
+      {at::Tag::flexible_layout});
+  m.def(
+      "attention_backward_with_probs(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, "
+      "Tensor probs, *, float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value)",
+      {at::Tag::flexible_layout});
 }
 
 TORCH_LIBRARY_IMPL(torch_mlu, CPU, m) {
   m.impl("attention", &attention);
   m.impl("attention_backward", &attention_backward);
+  m.impl("attention_with_probs", &attention_with_probs);
+  m.impl("attention_backward_with_probs", &attention_backward_with_probs);
 }
 
 }  // namespace torch_mlu

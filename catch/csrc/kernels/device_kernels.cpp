@@ -930,6 +930,16 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&fallback_kernel>()); }
 
+// Catch's attention kernels (attention_kernels.cpp), which compiled training graphs call outside Inductor too: a
+// fusion group's debug modes (FUSE_GROUP_DEBUG_MODE=eager, layerwise) run its graph as eager mlu kernels. Like
+// ATen's ops above: the CPU kernel on host views, in order on the current queue, without the fallback's copies.
+TORCH_LIBRARY_IMPL(torch_mlu, PrivateUse1, m) {
+  for (const char* name :
+       {"attention", "attention_backward", "attention_with_probs", "attention_backward_with_probs"}) {
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&device_kernel>());
+  }
+}
+
 // scaled_dot_product_attention asks _fused_sdp_choice_stub which kernel to use for the query's device type
 // (aten/src/ATen/native/transformers/attention.cpp); without a PrivateUse1 entry mlu takes the unfused math path.
 // mlu answers with CPU's rules (_fused_sdp_choice_cpp: flash unless dropout, dtype or shapes rule it out), so a

@@ -33,8 +33,9 @@ def _compile_graph(report: FuseReport, kind: str, gm: GraphModule, example_input
 
 def _partition(gm: GraphModule, joint_inputs: Sequence[Any], **kwargs: Any) -> tuple[GraphModule, GraphModule]:
     """Inductor's partition function (its joint-graph passes, which form the attention pattern, then the min-cut
-    partitioner), except for joint graphs with relu's backward (``aten.threshold_backward``): those get AOTAutograd's
-    default partitioner after the same passes.
+    partitioner) with :class:`~torch_mlu.compile.saved_probs.SavedProbsPass` as the last joint-graph pass, except
+    for joint graphs with relu's backward (``aten.threshold_backward``): those get AOTAutograd's default partitioner
+    after the same passes.
 
     Why: to save memory the min-cut partitioner makes the forward kernel compute relu's ``out <= 0`` and saves it as a
     bool mask, and Inductor's CPU code stores such masks byte by byte (~11 ns per element: 1.5 ms of a 4 ms digits
@@ -43,13 +44,18 @@ def _partition(gm: GraphModule, joint_inputs: Sequence[Any], **kwargs: Any) -> t
     default partitioner was 6 % slower (benchmarks/README.md).
     """
     from torch._functorch.partitioners import default_partition
+    from torch._inductor import config
     from torch._inductor.compile_fx import partition_fn
+
+    from torch_mlu.compile.saved_probs import SavedProbsPass
 
     # decomposed by now (le + where), whose nodes keep it as "original_aten" (an OpOverload object of its own: by name)
     relu_backward = "aten.threshold_backward.default"
     if any(relu_backward in (str(node.target), str(node.meta.get("original_aten"))) for node in gm.graph.nodes):
-        return partition_fn(gm, joint_inputs, partitioner_fn_override=default_partition, **kwargs)
-    return partition_fn(gm, joint_inputs, **kwargs)
+        kwargs["partitioner_fn_override"] = default_partition
+    # After Inductor's own joint-graph passes (which form the attention pattern): attention keeps P for its backward.
+    with config.patch(joint_custom_post_pass=SavedProbsPass()):
+        return partition_fn(gm, joint_inputs, **kwargs)
 
 
 # Inductor decompositions whose generated CPU code is slower than the ATen kernel the group then calls instead:

@@ -74,6 +74,9 @@ FLASH = _aten._scaled_dot_product_flash_attention_for_cpu.default
 FLASH_BACKWARD = _aten._scaled_dot_product_flash_attention_for_cpu_backward.default
 ATTENTION = torch.ops.torch_mlu.attention.default
 ATTENTION_BACKWARD = torch.ops.torch_mlu.attention_backward.default
+# Put in by the joint-graph pass (torch_mlu.compile.saved_probs); counted here with the kernels a group uses.
+SAVED_PROBS_OPS = (torch.ops.torch_mlu.attention_with_probs.default,
+                   torch.ops.torch_mlu.attention_backward_with_probs.default)
 
 CONVOLUTION = torch.ops.torch_mlu.convolution.default
 CONVOLUTION_BACKWARD = torch.ops.torch_mlu.convolution_backward.default
@@ -372,8 +375,9 @@ def unfuse_bias_add(graph: Graph) -> int:
 
 class CatchKernelPass(CustomGraphPass):
     """Inductor post-grad pass running :func:`unfuse_bias_add`, :func:`keep_aten_kernels` and, unless ``setting`` is
-    ``aten``, :func:`use_catch_kernels` (timing with ``timer``); ``used`` accumulates what they replaced and
-    ``measurements`` what was measured.
+    ``aten``, :func:`use_catch_kernels` (timing with ``timer``); ``used`` accumulates what they replaced, with the
+    ``*_with_probs`` attention ops that :mod:`torch_mlu.compile.saved_probs` put in, and ``measurements`` what was
+    measured.
 
     ``uuid`` hashes this file, so Inductor's FX graph cache keeps graphs compiled by another version of the pass
     apart (``torch._inductor.custom_graph_pass``).
@@ -388,6 +392,9 @@ class CatchKernelPass(CustomGraphPass):
     def __call__(self, graph: Graph) -> None:
         unfuse_bias_add(graph)
         used = keep_aten_kernels(graph)
+        for op in SAVED_PROBS_OPS:
+            if count := len(graph.find_nodes(op="call_function", target=op)):
+                used[str(op)] = count
         if self.setting != "aten":
             used.update(use_catch_kernels(graph, self.setting, self.timer, measurements=self.measurements))
         for op, count in used.items():
