@@ -23,6 +23,7 @@ from mlu_helpers import REPO
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 import torch_mlu.compile as mlu_compile
+from torch_mlu.compile import backend as mlu_backend
 from torch_mlu.compile import kernels, saved_probs
 
 aten = torch.ops.aten
@@ -451,9 +452,13 @@ def test_training_keeps_attention_probs_where_the_tiled_kernels_run(monkeypatch,
         assert used_backward == {"torch_mlu.attention_backward.default"}
 
 
-def test_compiled_inference_uses_the_attention_inductor_forms_inside_a_group(monkeypatch):
-    # In inference the attention pattern is formed by Inductor's own passes while it compiles the group.
+@pytest.mark.parametrize("formed_by", ["catch", "inductor"])
+def test_compiled_inference_runs_the_attention_on_catchs_kernel(monkeypatch, formed_by):
+    # Catch's pass over Dynamo's graph forms the attention before AOTAutograd (attention_pattern); without it,
+    # Inductor's own passes form it while they compile the group. Either way the group calls Catch's kernel.
     monkeypatch.setenv(kernels.KERNELS_ENV, "catch")
+    if formed_by == "inductor":
+        monkeypatch.setattr(mlu_backend, "fuse_attention", lambda gm: 0)
     torch._dynamo.reset()
     model, x = _block()
     model.eval()
@@ -463,7 +468,8 @@ def test_compiled_inference_uses_the_attention_inductor_forms_inside_a_group(mon
     torch.testing.assert_close(got.cpu(), want.cpu(), rtol=1e-4, atol=1e-5)
     (graph,) = mlu_compile.last_report().graphs
     assert graph.kind == "inference"
-    assert "aten._scaled_dot_product_flash_attention_for_cpu.default" not in graph.groups[0].ops
+    flash = "aten._scaled_dot_product_flash_attention_for_cpu.default"
+    assert (flash in graph.groups[0].ops) == (formed_by == "catch")
     assert graph.groups[0].kernels.get("torch_mlu.attention.default") == 1
 
 
@@ -474,10 +480,14 @@ def test_invalid_kernels_setting_is_a_clear_error(monkeypatch):
         compiled_fn(torch.ones(3, 3, device="mlu"))
 
 
-def test_inference_at_batch_sizes_above_one_uses_the_attention_kernel(monkeypatch):
-    # Heads split as x.view(b, t, heads, d).transpose(1, 2) need clones in the matmuls when b > 1; Inductor still
-    # forms the attention when it compiles an inference group (its training graphs keep matmul + softmax there).
+@pytest.mark.parametrize("formed_by", ["catch", "inductor"])
+def test_inference_at_batch_sizes_above_one_uses_the_attention_kernel(monkeypatch, formed_by):
+    # Heads split as x.view(b, t, heads, d).transpose(1, 2) need clones in the matmuls when b > 1. Catch's pass
+    # forms the attention before they appear; without it, Inductor still forms it when it compiles an inference
+    # group (its training graphs keep matmul + softmax there: test_compile_attention_pattern.py).
     monkeypatch.setenv(kernels.KERNELS_ENV, "catch")
+    if formed_by == "inductor":
+        monkeypatch.setattr(mlu_backend, "fuse_attention", lambda gm: 0)
     torch._dynamo.reset()
     model, _ = _block()
     model.eval()
@@ -487,7 +497,10 @@ def test_inference_at_batch_sizes_above_one_uses_the_attention_kernel(monkeypatc
         got = torch.compile(copy.deepcopy(model), backend="mlu")(x)
     torch.testing.assert_close(got.cpu(), want.cpu(), rtol=1e-4, atol=1e-5)
     (group,) = mlu_compile.last_report().graphs[0].groups
-    assert group.ops.get("aten.bmm.default") == 2 and group.ops.get("aten.clone.default", 0) >= 2
+    if formed_by == "inductor":
+        assert group.ops.get("aten.bmm.default") == 2 and group.ops.get("aten.clone.default", 0) >= 2
+    else:
+        assert "aten.bmm.default" not in group.ops
     assert group.kernels.get("torch_mlu.attention.default") == 1
 
 

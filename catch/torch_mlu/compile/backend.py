@@ -21,6 +21,7 @@ import torch
 from torch._functorch.aot_autograd import aot_module_simplified, make_boxed_func
 from torch.fx import GraphModule
 
+from torch_mlu.compile.attention_pattern import fuse_attention, shield_softmax_over_other_dims
 from torch_mlu.compile.partition import partition_graph
 from torch_mlu.compile.report import FuseReport, new_report, publish
 
@@ -90,8 +91,11 @@ def mlu_backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor], **
     """``torch.compile`` backend for mlu models (registered as ``mlu`` and ``catch``).
 
     ``gm``/``example_inputs``: Dynamo's graph and fake inputs (``torch._dynamo`` ``CompilerFn`` protocol). Returns
-    the AOTAutograd-wrapped callable; training works through the backward graph. Options are not accepted:
-    ``torch.compile(..., options=...)`` raises ``TypeError`` naming them. A graph with symbolic shapes (Dynamo's
+    the AOTAutograd-wrapped callable; training works through the backward graph. Attention written out by hand is
+    first rewritten into ``F.scaled_dot_product_attention``, and a softmax over another dim between two products is
+    kept from Inductor's attention patterns (:mod:`torch_mlu.compile.attention_pattern`). Options
+    are not accepted: ``torch.compile(..., options=...)`` raises ``TypeError`` naming them. A graph with symbolic
+    shapes (Dynamo's
     automatic dynamic shapes, after an input's shape changed) gets a ``UserWarning``: none of its nodes can be
     fused.
     """
@@ -102,7 +106,10 @@ def mlu_backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor], **
     # imports compile_fx too late for the forward's decompositions in a fresh process.
     import torch._inductor.lowering  # noqa: F401
 
-    if _has_symbolic_shapes(example_inputs):
+    if not _has_symbolic_shapes(example_inputs):
+        fuse_attention(gm)
+        shield_softmax_over_other_dims(gm)
+    else:
         warnings.warn(
             "mlu backend: this graph has dynamic shapes (Dynamo recompiles with symbolic sizes once an input's shape "
             "changes), and fusion groups need static ones, so it runs as eager mlu kernels; pass dynamic=False to "

@@ -7,16 +7,18 @@ Matrix products: ``aten.mm`` / ``aten.addmm`` become ``torch.ops.torch_mlu.mm`` 
 multiply-adds run on oneDNN, which uses AVX-512 where MKL's SGEMM (Inductor's extern call) takes its AVX2 path, the
 rest on ATen.
 
-Attention: Inductor's pattern passes (``torch/_inductor/fx_passes/fuse_attention.py``) turn attention written
-out as ``softmax(q @ k.T * scale) @ v`` into ``aten._scaled_dot_product_flash_attention_for_cpu`` and its
-backward. ATen's CPU flash kernels tile over keys for long sequences; for short ones,
-``torch.ops.torch_mlu.attention`` / ``attention_backward`` (``catch/csrc/kernels/attention_kernels.cpp``) form each
-query row's scores against all keys at once instead, in register-tiled loops for head dims of whole 16-float vectors
-and as whole-matrix GEMMs on oneDNN otherwise. They take the same arguments and return the same results in the same
-memory layouts (the forward's output laid out like the query, as the flash op's), and fall back to the flash kernels
-themselves for what they do not handle (not float32, not 4-d, scores over 4 Mi elements per head, heads too small to
-gain from whole GEMMs: ``benchmarks/bench_attention.py``). The report counts the nodes handed to the Catch ops,
-which make that choice per call.
+Attention: :mod:`torch_mlu.compile.attention_pattern` (on Dynamo's graph) and Inductor's pattern passes
+(``torch/_inductor/fx_passes/fuse_attention.py``) turn attention written out as ``softmax(q @ k.T * scale) @ v``
+into ``aten._scaled_dot_product_flash_attention_for_cpu`` and its backward, which
+:mod:`torch_mlu.compile.saved_probs` may turn into Catch's ops that keep P. ATen's CPU flash kernels tile over
+keys for long sequences; for short ones, ``torch.ops.torch_mlu.attention`` / ``attention_backward``
+(``catch/csrc/kernels/attention_kernels.cpp``) form each query row's scores against all keys at once instead, in
+register-tiled loops for head dims of whole 16-float vectors and as whole-matrix GEMMs on oneDNN otherwise. They
+take the same arguments and return the same results in the same memory layouts (the forward's output laid out like
+the query, as the flash op's), and fall back to the flash kernels themselves for what they do not handle (not
+float32, not 4-d, scores over 4 Mi elements per head, heads too small to gain from whole GEMMs:
+``benchmarks/bench_attention.py``). The report counts the nodes handed to the Catch ops, which make that choice per
+call.
 
 :class:`CatchKernelPass` applies :func:`use_catch_kernels` as Inductor's post-grad custom pass
 (``torch._inductor.config.post_grad_custom_post_pass``) when a fusion group is compiled: after Inductor's own
