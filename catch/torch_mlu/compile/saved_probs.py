@@ -12,9 +12,10 @@ unfused ``softmax(q @ kᵀ) @ v``, before the partitioner splits forward from ba
   torch_mlu::attention_backward_with_probs(grad_out, q, k, v, out, probs, *, scale) -> (grad_q, grad_k, grad_v)
 
 ``probs`` is ``softmax(scale * q @ kᵀ)``, (B, H, L, S) in rows padded to whole 16-float vectors; the partitioner
-saves it for the backward (AOTAutograd never recomputes an op outside its allowlist). The forward writes P where it
-already formed each block of scores, so keeping it costs the forward 17-28 us (1 x 4 heads x 512 x 16, 2 threads)
-and saves the backward about 260 us (``benchmarks/README.md``, issue 21, session 13).
+saves it for the backward (AOTAutograd never recomputes an op outside its allowlist). The forward streams each
+block of P out from where it formed the scores anyway. In the compiled transformer block of
+``benchmarks/bench_compile.py`` (1 x 4 heads x 512 x 16, 2 threads) that made the forward graph 89-141 us longer and
+the backward graph 214-263 us shorter (``benchmarks/README.md``, issue 21, session 13).
 
 P takes B * H * L * S floats, what the unfused attention's softmax saves in eager mode, against the flash kernels'
 B * H * L: the pass applies only up to :data:`MAX_PROBS_BYTES` (16 MiB) per attention call, only where the tiled
