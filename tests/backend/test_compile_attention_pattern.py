@@ -61,13 +61,8 @@ def _rewrites(fn, *inputs) -> int:
     return sum(counts)
 
 
-@pytest.mark.parametrize("name", sorted(WRITTEN_OUT))
-def test_written_out_attention_becomes_the_fused_op_and_trains_like_cpu(monkeypatch, name):
-    monkeypatch.setenv(kernels.KERNELS_ENV, "catch")
-    fn = _model(WRITTEN_OUT[name])
-    g = torch.Generator().manual_seed(3)
-    x, w = torch.randn(3, 40, 64, generator=g), torch.randn(64, 192, generator=g) / 8
-    assert _rewrites(fn, x.to("mlu"), w.to("mlu")) == 1
+def _assert_trains_like_cpu(fn, x: torch.Tensor, w: torch.Tensor) -> None:
+    """``fn(x, w)`` compiled for mlu gives eager CPU's output, and the gradients of its mean square."""
     cpu = [x.clone().requires_grad_(), w.clone().requires_grad_()]
     want = fn(*cpu)
     want.square().mean().backward()
@@ -78,6 +73,16 @@ def test_written_out_attention_becomes_the_fused_op_and_trains_like_cpu(monkeypa
     torch.testing.assert_close(got.detach().cpu(), want.detach(), rtol=1e-4, atol=1e-5)
     for a, b in zip(mlu, cpu, strict=True):
         torch.testing.assert_close(a.grad.cpu(), b.grad, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", sorted(WRITTEN_OUT))
+def test_written_out_attention_becomes_the_fused_op_and_trains_like_cpu(monkeypatch, name):
+    monkeypatch.setenv(kernels.KERNELS_ENV, "catch")
+    fn = _model(WRITTEN_OUT[name])
+    g = torch.Generator().manual_seed(3)
+    x, w = torch.randn(3, 40, 64, generator=g), torch.randn(64, 192, generator=g) / 8
+    assert _rewrites(fn, x.to("mlu"), w.to("mlu")) == 1
+    _assert_trains_like_cpu(fn, x, w)
     forward, backward = mlu_compile.last_report().graphs
     # batch 3: Inductor's own patterns miss this attention in training; here the saved-P kernels run it
     assert "torch_mlu.attention_with_probs.default" in {op for gr in forward.groups for op in gr.kernels}
@@ -127,13 +132,4 @@ def test_softmax_over_another_dim_between_products_trains_like_cpu(dim):
     torch._dynamo.reset()
     torch.compile(fn, backend=counted)(x.to("mlu"), w.to("mlu"))
     assert counts == [1]
-    cpu = [x.clone().requires_grad_(), w.clone().requires_grad_()]
-    want = fn(*cpu)
-    want.square().mean().backward()
-    mlu = [x.to("mlu").requires_grad_(), w.to("mlu").requires_grad_()]
-    torch._dynamo.reset()
-    got = torch.compile(fn, backend="mlu")(*mlu)
-    got.square().mean().backward()
-    torch.testing.assert_close(got.detach().cpu(), want.detach(), rtol=1e-4, atol=1e-5)
-    for a, b in zip(mlu, cpu, strict=True):
-        torch.testing.assert_close(a.grad.cpu(), b.grad, rtol=1e-4, atol=1e-5)
+    _assert_trains_like_cpu(fn, x, w)

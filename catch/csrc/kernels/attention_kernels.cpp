@@ -322,77 +322,47 @@ void attention_tiled(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   });
 }
 
+// The backward of one head per task, its row blocks in turn (dK and dV sum over all of the head's query rows). With
+// `probs` (the forward's P: B * H heads of (L, sp) rows, row stride sp) it starts from P: no scores to form again and
+// no exp, four products per row block instead of five. Without, P comes from the scores and `lse`.
 void attention_backward_tiled(const at::Tensor& grad_out, const at::Tensor& q, const at::Tensor& k,
-                              const at::Tensor& v, const at::Tensor& out, const at::Tensor& lse, float scale,
-                              const at::Tensor& grad_q, const at::Tensor& grad_k, const at::Tensor& grad_v) {
+                              const at::Tensor& v, const at::Tensor& out, const at::Tensor& lse, const float* probs,
+                              float scale, const at::Tensor& grad_q, const at::Tensor& grad_k,
+                              const at::Tensor& grad_v) {
   const int64_t heads = q.size(1), l = q.size(2), s = k.size(2), d = q.size(3), dv = v.size(3);
   const int64_t sp = whole_vectors(s);
   const auto qr = rows_contiguous(q), kr = rows_contiguous(k), vr = rows_contiguous(v);
   const auto dor = rows_contiguous(grad_out), outr = rows_contiguous(out);
   const Heads qs(qr), ks(kr), vs(vr), dos(dor), os(outr), gqs(grad_q), gks(grad_k), gvs(grad_v);
-  const float* lp = lse.data_ptr<float>();
+  const float* lp = probs ? nullptr : lse.data_ptr<float>();
   const int64_t block = rows_per_block(l, sp);
-  // One head per task, its row blocks in turn: dK and dV sum over all of the head's query rows.
   at::parallel_for(0, q.size(0) * heads, 1, [&](int64_t begin, int64_t end) {
-    auto kt = std::make_unique_for_overwrite<float[]>(d * sp);
+    auto kt = probs ? nullptr : std::make_unique_for_overwrite<float[]>(d * sp);
     auto vt = std::make_unique_for_overwrite<float[]>(dv * sp);
-    auto p = std::make_unique_for_overwrite<float[]>(block * sp);
+    auto p_buffer = probs ? nullptr : std::make_unique_for_overwrite<float[]>(block * sp);
     auto ds = std::make_unique_for_overwrite<float[]>(block * sp);
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / heads, h = bh % heads;
       const float* kp = ks.head(b, h);
-      transpose_head(kp, ks.row, s, d, sp, kt.get());
+      if (!probs) transpose_head(kp, ks.row, s, d, sp, kt.get());
       transpose_head(vs.head(b, h), vs.row, s, dv, sp, vt.get());
       for (int64_t i0 = 0; i0 < l; i0 += block) {
         const int64_t m = std::min(block, l - i0);
         const float* qp = qs.head(b, h) + i0 * qs.row;
         const float* dop = dos.head(b, h) + i0 * dos.row;
         const float* op = os.head(b, h) + i0 * os.row;
-        product_set(m, sp, d, qp, qs.row, 1, kt.get(), sp, p.get(), sp);      // scores
-        product_set(m, sp, dv, dop, dos.row, 1, vt.get(), sp, ds.get(), sp);  // dP = dO Vᵀ
-        for (int64_t r = 0; r < m; ++r) {
-          const float lse_r = lp[b * lse.stride(0) + h * lse.stride(1) + (i0 + r) * lse.stride(2)];
-          float dot = 0.f;
-          for (int64_t c = 0; c < dv; ++c) dot += dop[r * dos.row + c] * op[r * os.row + c];
-          probs_and_grad_scores_row(p.get() + r * sp, ds.get() + r * sp, s, scale, lse_r, dot);  // P, dS
-        }
-        product_set(m, d, s, ds.get(), sp, 1, kp, ks.row, gqs.head(b, h) + i0 * gqs.row, gqs.row);  // dQ = dS K
-        product_add(s, dv, m, p.get(), 1, sp, dop, dos.row, gvs.head(b, h), gvs.row);               // dV += Pᵀ dO
-        product_add(s, d, m, ds.get(), 1, sp, qp, qs.row, gks.head(b, h), gks.row);                 // dK += dSᵀ Q
-      }
-    }
-  });
-}
-
-// The backward from the forward's P (probs: B * H heads of (L, sp) rows, row stride sp): no scores to form again
-// and no exp, four products per row block instead of five.
-void attention_backward_probs_tiled(const at::Tensor& grad_out, const at::Tensor& q, const at::Tensor& k,
-                                    const at::Tensor& v, const at::Tensor& out, const float* probs, float scale,
-                                    const at::Tensor& grad_q, const at::Tensor& grad_k, const at::Tensor& grad_v) {
-  const int64_t heads = q.size(1), l = q.size(2), s = k.size(2), d = q.size(3), dv = v.size(3);
-  const int64_t sp = whole_vectors(s);
-  const auto qr = rows_contiguous(q), kr = rows_contiguous(k), vr = rows_contiguous(v);
-  const auto dor = rows_contiguous(grad_out), outr = rows_contiguous(out);
-  const Heads qs(qr), ks(kr), vs(vr), dos(dor), os(outr), gqs(grad_q), gks(grad_k), gvs(grad_v);
-  const int64_t block = rows_per_block(l, sp);
-  at::parallel_for(0, q.size(0) * heads, 1, [&](int64_t begin, int64_t end) {
-    auto vt = std::make_unique_for_overwrite<float[]>(dv * sp);
-    auto ds = std::make_unique_for_overwrite<float[]>(block * sp);
-    for (int64_t bh = begin; bh < end; ++bh) {
-      const int64_t b = bh / heads, h = bh % heads;
-      const float* kp = ks.head(b, h);
-      transpose_head(vs.head(b, h), vs.row, s, dv, sp, vt.get());
-      for (int64_t i0 = 0; i0 < l; i0 += block) {
-        const int64_t m = std::min(block, l - i0);
-        const float* qp = qs.head(b, h) + i0 * qs.row;
-        const float* dop = dos.head(b, h) + i0 * dos.row;
-        const float* op = os.head(b, h) + i0 * os.row;
-        const float* p = probs + (bh * l + i0) * sp;
+        if (!probs) product_set(m, sp, d, qp, qs.row, 1, kt.get(), sp, p_buffer.get(), sp);  // scores
+        const float* p = probs ? probs + (bh * l + i0) * sp : p_buffer.get();
         product_set(m, sp, dv, dop, dos.row, 1, vt.get(), sp, ds.get(), sp);  // dP = dO Vᵀ
         for (int64_t r = 0; r < m; ++r) {
           float dot = 0.f;
           for (int64_t c = 0; c < dv; ++c) dot += dop[r * dos.row + c] * op[r * os.row + c];
-          grad_scores_row(p + r * sp, ds.get() + r * sp, s, scale, dot);  // dS
+          if (probs) {
+            grad_scores_row(p + r * sp, ds.get() + r * sp, s, scale, dot);  // dS
+          } else {
+            const float lse_r = lp[b * lse.stride(0) + h * lse.stride(1) + (i0 + r) * lse.stride(2)];
+            probs_and_grad_scores_row(p_buffer.get() + r * sp, ds.get() + r * sp, s, scale, lse_r, dot);  // P, dS
+          }
         }
         product_set(m, d, s, ds.get(), sp, 1, kp, ks.row, gqs.head(b, h) + i0 * gqs.row, gqs.row);  // dQ = dS K
         product_add(s, dv, m, p, 1, sp, dop, dos.row, gvs.head(b, h), gvs.row);                     // dV += Pᵀ dO
@@ -464,7 +434,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> attention_backward(const at::Tens
   if (tiled_path(q, v)) {
     grad_k.zero_();
     grad_v.zero_();
-    attention_backward_tiled(grad_out, q, k, v, out, lse, scale_f, grad_q, grad_k, grad_v);
+    attention_backward_tiled(grad_out, q, k, v, out, lse, nullptr, scale_f, grad_q, grad_k, grad_v);
     return {grad_q, grad_k, grad_v};
   }
   const auto qh = q.contiguous(), kh = k.contiguous(), vh = v.contiguous();  // head-major, as in the forward
@@ -566,8 +536,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> attention_backward_with_probs(
   const auto p = has_probs_layout(probs, q, s) ? probs : probs_like(q, s).copy_(probs);
   grad_k.zero_();
   grad_v.zero_();
-  attention_backward_probs_tiled(grad_out, q, k, v, out, p.data_ptr<float>(), static_cast<float>(sc), grad_q, grad_k,
-                                 grad_v);
+  attention_backward_tiled(grad_out, q, k, v, out, at::Tensor(), p.data_ptr<float>(), static_cast<float>(sc), grad_q,
+                           grad_k, grad_v);
   return {grad_q, grad_k, grad_v};
 }
 
