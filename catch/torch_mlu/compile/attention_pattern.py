@@ -58,6 +58,16 @@ def _arg(node: Node, index: int, name: str, default: Any = None) -> Any:
     return node.args[index] if len(node.args) > index else node.kwargs.get(name, default)
 
 
+def _softmax_dtype(node: Node) -> Any:
+    """The ``dtype`` argument of softmax node ``node``: third for ``torch.softmax`` and the method (after ``dim``),
+    fourth for ``F.softmax`` (after ``_stacklevel``)."""
+    return _arg(node, 3 if node.target is F.softmax else 2, "dtype")
+
+
+def _positive_number(value: Any) -> bool:
+    return isinstance(value, Real) and not isinstance(value, bool) and value > 0
+
+
 def _transposed_key(node: Any) -> Node | None:
     """k when ``node`` is k with its last two dims swapped (``transpose(-2, -1)`` in any spelling, or ``.mT``)."""
     if not isinstance(node, Node):
@@ -84,10 +94,10 @@ def _scaled_scores(node: Any) -> tuple[Node, float] | None:
         product, factor = (a, b) if isinstance(a, Node) else (b, a)
     elif _is_call(node, _DIVS, "div") and len(node.args) == 2 and not node.kwargs:
         product, divisor = node.args
-        factor = 1.0 / divisor if isinstance(divisor, Real) and not isinstance(divisor, bool) and divisor > 0 else None
+        factor = 1.0 / divisor if _positive_number(divisor) else None
     else:
         return None
-    if not (isinstance(factor, Real) and not isinstance(factor, bool) and factor > 0):
+    if not _positive_number(factor):
         return None
     if not _is_call(product, _MATMULS, "matmul") or len(product.users) != 1:
         return None
@@ -102,7 +112,7 @@ def _attention_inputs(out: Node) -> tuple[Node, Node, Node, float, list[Node]] |
     probs, v = out.args
     if not _is_call(probs, _SOFTMAXES, "softmax") or len(probs.users) != 1 or not isinstance(v, Node):
         return None
-    if _arg(probs, 1, "dim") not in (-1, 3) or _arg(probs, 3 if probs.target is F.softmax else 2, "dtype") is not None:
+    if _arg(probs, 1, "dim") not in (-1, 3) or _softmax_dtype(probs) is not None:
         return None
     scores = probs.args[0] if probs.args else None
     found = _scaled_scores(scores)
@@ -154,11 +164,11 @@ def shield_softmax_over_other_dims(gm: GraphModule) -> int:
         dim, value = _softmax_dim(node), _example(node)
         if dim is None or value is None or dim == value.dim() - 1:
             continue
-        if _scaled_scores(node.args[0]) is None and not _is_call(node.args[0], _MATMULS, "matmul"):
+        if _scaled_scores(node.args[0]) is None:  # a product, or a product times a number
             continue
         if not any(_is_call(user, _MATMULS, "matmul") for user in node.users):
             continue
-        dtype = _arg(node, 3 if node.target is F.softmax else 2, "dtype")
+        dtype = _softmax_dtype(node)
         with gm.graph.inserting_before(node):
             moved = gm.graph.call_method("transpose", (node.args[0], dim, -1))
             normalized = gm.graph.call_function(torch.softmax, (moved, -1), {"dtype": dtype})
