@@ -1,22 +1,26 @@
 // SPDX-FileCopyrightText: 2026 Catch Developers
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// Direct 2-d convolution for layers with few input taps, for compiled fusion groups:
+// 2-d convolution and its gradients for compiled fusion groups:
 //
 //   torch_mlu::convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
 //   torch_mlu::convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
 //                                   output_padding, groups, output_mask)
 //
 // the schemas and results of aten::convolution / aten::convolution_backward. torch_mlu.compile (kernels.py) swaps
-// them in where they measure faster than ATen's. Why: a first layer on one-channel images (Cin * kh * kw = 9 taps)
-// gives oneDNN almost no reduction to block over: the digits CNN's 1->16 3x3 convolution runs at ~20 GFLOP/s there
-// (60 us forward, 82 us for the weight gradient at 2 threads, ~100 us each inside the training step), against
-// ~175 GFLOP/s for its 16->32 layer. Here every output row is a few vector registers that take all taps before they
-// are stored, from a zero-padded copy of the image's planes.
+// them in where they measure faster than ATen's. Two kernels:
+// - direct, for layers with few input taps (at most kMaxTaps = Cin * kh * kw; for the backward only the weight and
+//   bias gradients, as a first layer's input needs none). A first layer on one-channel images (9 taps) gives oneDNN
+//   almost no reduction to block over: the digits CNN's 1->16 3x3 convolution runs at ~20 GFLOP/s there (60 us
+//   forward, 82 us for the weight gradient at 2 threads, ~100 us each inside the training step). Here every output
+//   row is a few vector registers that take all taps before they are stored, from a zero-padded copy of the image's
+//   planes.
+// - im2col products (the GEMM path below), for everything else handled: per image, one register-tiled matrix
+//   product (tiled_product.h) per result. oneDNN runs the digits CNN's 16->32 layer at SGEMM peak on one core, but
+//   splits it poorly over two: 220-240 us forward and 480-550 us backward at 2 threads, against ~210 and ~480 here.
 //
-// Handled: float32, contiguous 4-d NCHW input and weight, groups 1, stride 1, dilation 1, not transposed, at most
-// kMaxTaps input taps (Cin * kh * kw), and for the backward only the weight and bias gradients (output_mask[0] false:
-// a first layer, whose input needs no gradient). Everything else goes to ATen's kernels unchanged.
+// Handled: float32, contiguous 4-d NCHW input and weight, groups 1, stride 1, dilation 1, not transposed. Everything
+// else goes to ATen's kernels unchanged.
 #include <ATen/Functions.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
@@ -31,13 +35,14 @@
 #include <vector>
 
 #include "isa_clones.h"
+#include "tiled_product.h"
 
 namespace torch_mlu {
 namespace {
 
 constexpr int64_t kMaxTaps = 32;
-constexpr int64_t kLanes = 8;
-typedef float vf8 __attribute__((vector_size(kLanes * sizeof(float))));
+constexpr int64_t kRowLanes = 8;  // the direct kernels' vectors: 8 floats, a row of a small image
+typedef float vf8 __attribute__((vector_size(kRowLanes * sizeof(float))));
 
 struct Geometry {
   int64_t cin, h, w, cout, kh, kw, ph, pw, oh, ow;
@@ -45,14 +50,14 @@ struct Geometry {
   int64_t hp() const { return h + 2 * ph; }
   int64_t wp() const { return w + 2 * pw; }
   // the padded planes of one image, plus a vector of slack: the last chunk of a row may load past the row's end
-  int64_t padded_size() const { return cin * hp() * wp() + kLanes; }
+  int64_t padded_size() const { return cin * hp() * wp() + kRowLanes; }
 };
 
 bool all_equal(at::IntArrayRef values, int64_t expected) {
   return std::all_of(values.begin(), values.end(), [&](int64_t v) { return v == expected; });
 }
 
-std::optional<Geometry> direct_geometry(const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
+std::optional<Geometry> conv_geometry(const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
                                         at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
                                         int64_t groups) {
   if (input.scalar_type() != at::kFloat || weight.scalar_type() != at::kFloat) return std::nullopt;
@@ -66,7 +71,7 @@ std::optional<Geometry> direct_geometry(const at::Tensor& input, const at::Tenso
              padding[0], padding[1], 0, 0};
   g.oh = g.hp() - g.kh + 1;
   g.ow = g.wp() - g.kw + 1;
-  if (weight.size(1) != g.cin || g.taps() > kMaxTaps || g.taps() == 0 || g.oh <= 0 || g.ow <= 0) return std::nullopt;
+  if (weight.size(1) != g.cin || g.taps() == 0 || g.oh <= 0 || g.ow <= 0) return std::nullopt;
   if (input.size(0) == 0 || g.cout == 0) return std::nullopt;
   return g;
 }
@@ -102,7 +107,7 @@ CATCH_ISA_CLONES void conv_image(const float* padded, const float* weight, const
   const int64_t taps = geometry.taps(), wp = geometry.wp(), oh = geometry.oh, ow = geometry.ow;
   const int64_t cout = geometry.cout;
   auto store = [&](float* dst, const vf8& acc, int64_t lanes) {
-    if (lanes == kLanes) {
+    if (lanes == kRowLanes) {
       std::memcpy(dst, &acc, sizeof(vf8));
     } else {
       for (int64_t l = 0; l < lanes; ++l) dst[l] = acc[l];
@@ -112,8 +117,8 @@ CATCH_ISA_CLONES void conv_image(const float* padded, const float* weight, const
     const float* wo = weight + o * taps;
     const float b = bias != nullptr ? bias[o] : 0.0f;
     float* plane = out + o * oh * ow;
-    for (int64_t x0 = 0; x0 < ow; x0 += kLanes) {
-      const int64_t lanes = std::min(kLanes, ow - x0);
+    for (int64_t x0 = 0; x0 < ow; x0 += kRowLanes) {
+      const int64_t lanes = std::min(kRowLanes, ow - x0);
       int64_t y = 0;
       for (; y + kRows <= oh; y += kRows) {
         vf8 a0 = vf8{} + b, a1 = a0, a2 = a0, a3 = a0;
@@ -152,7 +157,7 @@ CATCH_ISA_CLONES void conv_image(const float* padded, const float* weight, const
 
 inline float horizontal_sum(const vf8& v) {
   float sum = 0.0f;
-  for (int l = 0; l < kLanes; ++l) sum += v[l];
+  for (int l = 0; l < kRowLanes; ++l) sum += v[l];
   return sum;
 }
 
@@ -163,13 +168,13 @@ CATCH_ISA_CLONES void conv_weight_grad_image(const float* padded, const float* g
                                              float* grad_bias, const int64_t* offsets, const Geometry& geometry) {
   const int64_t taps = geometry.taps(), wp = geometry.wp(), oh = geometry.oh, ow = geometry.ow;
   const int64_t cout = geometry.cout;
-  const int64_t full = ow / kLanes * kLanes;
+  const int64_t full = ow / kRowLanes * kRowLanes;
   for (int64_t o = 0; o < cout; ++o) {
     const float* go_plane = grad_out + o * oh * ow;
     vf8 bias_acc = {};
     float bias_tail = 0.0f;
     for (int64_t y = 0; y < oh; ++y) {
-      for (int64_t x0 = 0; x0 < full; x0 += kLanes) {
+      for (int64_t x0 = 0; x0 < full; x0 += kRowLanes) {
         vf8 go;
         std::memcpy(&go, go_plane + y * ow + x0, sizeof(vf8));
         bias_acc += go;
@@ -186,7 +191,7 @@ CATCH_ISA_CLONES void conv_weight_grad_image(const float* padded, const float* g
       for (int64_t y = 0; y < oh; ++y) {
         const float* go_row = go_plane + y * ow;
         const int64_t row = y * wp;
-        for (int64_t x0 = 0; x0 < full; x0 += kLanes) {
+        for (int64_t x0 = 0; x0 < full; x0 += kRowLanes) {
           vf8 go, v0, v1, v2, v3;
           std::memcpy(&go, go_row + x0, sizeof(vf8));
           std::memcpy(&v0, s0 + row + x0, sizeof(vf8));
@@ -217,7 +222,7 @@ CATCH_ISA_CLONES void conv_weight_grad_image(const float* padded, const float* g
       float tail = 0.0f;
       for (int64_t y = 0; y < oh; ++y) {
         const float* go_row = go_plane + y * ow;
-        for (int64_t x0 = 0; x0 < full; x0 += kLanes) {
+        for (int64_t x0 = 0; x0 < full; x0 += kRowLanes) {
           vf8 go, v0;
           std::memcpy(&go, go_row + x0, sizeof(vf8));
           std::memcpy(&v0, s0 + y * wp + x0, sizeof(vf8));
@@ -230,10 +235,204 @@ CATCH_ISA_CLONES void conv_weight_grad_image(const float* padded, const float* g
   }
 }
 
+// ---- the GEMM path: layers with more taps -------------------------------------------------------------------------
+// Each image's convolution as one matrix product on the register-tiled loops of tiled_product.h (im2col), with P =
+// oh * ow outputs and T = cin * kh * kw taps, rows padded to whole 16-float vectors:
+//   forward:         out (cout x P) = W (cout x T) col (T x P), where col[t][y * ow + x] is tap t's padded input
+//                    for output (y, x)
+//   input gradient:  the forward of grad_out, padded by (kh - 1 - ph, kw - 1 - pw), with the weights flipped and
+//                    transposed, W'[ci][co][i][j] = W[co][ci][kh - 1 - i][kw - 1 - j] (stride and dilation 1: the
+//                    transposed convolution is a convolution)
+//   weight gradient: dWᵀ (T x cout) += col (T x P) grad_outᵀ (P x cout), summed over the images (a partial sum per
+//                    thread)
+// The products run at the machine's SGEMM peak; im2col, col2im and the transposes add 10-20 % (benchmarks/README.md,
+// issue 21, session 14).
+
+// col[t * ldc + y * ow + x] <- padded[offsets[t] + y * wp + x] for every tap t and output (y, x); the columns from P
+// to ldc are not written. Rows of at least 8 outputs are copied as 8-float vectors, the last one overlapping the one
+// before where ow is not a multiple of 8; shorter rows element by element (a memcpy call per row cost more than the
+// copy).
+CATCH_ISA_CLONES void im2col(const float* padded, const int64_t* offsets, const Geometry& geometry, float* col,
+                             int64_t ldc) {
+  const int64_t taps = geometry.taps(), wp = geometry.wp(), oh = geometry.oh, ow = geometry.ow;
+  const int64_t last = ow - kRowLanes;  // where the last vector of a row starts
+  for (int64_t t = 0; t < taps; ++t) {
+    const float* src = padded + offsets[t];
+    float* dst = col + t * ldc;
+    for (int64_t y = 0; y < oh; ++y, src += wp, dst += ow) {
+      if (ow < kRowLanes) {
+        for (int64_t x = 0; x < ow; ++x) dst[x] = src[x];
+        continue;
+      }
+      vf8 v;
+      for (int64_t x = 0; x < last; x += kRowLanes) {
+        std::memcpy(&v, src + x, sizeof v);
+        std::memcpy(dst + x, &v, sizeof v);
+      }
+      std::memcpy(&v, src + last, sizeof v);
+      std::memcpy(dst + last, &v, sizeof v);
+    }
+  }
+}
+
+// One image's forward into out (cout rows of ldo >= whole_vectors(P) floats). col: (T + 1) x ldo scratch whose
+// columns past P are zero and whose last row is ones; weight: cout x (T + 1), each row's last element the bias (0
+// without), so the product adds the bias.
+void gemm_conv_image(const float* padded, const int64_t* offsets, const Geometry& g, const float* weight, float* col,
+                     float* out, int64_t ldo) {
+  im2col(padded, offsets, g, col, ldo);
+  product_set(g.cout, ldo, g.taps() + 1, weight, g.taps() + 1, 1, col, ldo, out, ldo);
+}
+
+// Per-thread scratch of the GEMM path: zeroed when allocated, so the padding columns of col stay zero.
+struct GemmScratch {
+  std::vector<float> padded, col, out;
+  GemmScratch(const Geometry& g, int64_t ldo)
+      : padded(static_cast<size_t>(g.padded_size())),
+        col(static_cast<size_t>((g.taps() + 1) * ldo), 0.0f),
+        out(g.oh * g.ow == ldo ? 0 : static_cast<size_t>(g.cout * ldo)) {
+    std::fill(col.end() - ldo, col.end(), 1.0f);  // the row that multiplies the bias
+  }
+};
+
+// The forward of `images` images of input `in` into `dst` (n x cout x oh x ow), in parallel over the images; bias
+// may be null.
+void gemm_conv(const float* in, const float* w, const float* bias, float* dst, int64_t images, const Geometry& g) {
+  const int64_t outputs = g.oh * g.ow, ldo = whole_vectors(outputs), taps = g.taps();
+  const auto offsets = tap_offsets(g);
+  std::vector<float> weight(static_cast<size_t>(g.cout * (taps + 1)));  // W with the bias as a last column
+  for (int64_t o = 0; o < g.cout; ++o) {
+    std::copy(w + o * taps, w + (o + 1) * taps, weight.begin() + o * (taps + 1));
+    weight[o * (taps + 1) + taps] = bias != nullptr ? bias[o] : 0.0f;
+  }
+  at::parallel_for(0, images, 1, [&](int64_t begin, int64_t end) {
+    GemmScratch scratch(g, ldo);
+    for (int64_t image = begin; image < end; ++image) {
+      pad_image(in + image * g.cin * g.h * g.w, scratch.padded.data(), g);
+      float* out = dst + image * g.cout * outputs;
+      if (scratch.out.empty()) {  // rows of whole vectors: straight into the result
+        gemm_conv_image(scratch.padded.data(), offsets.data(), g, weight.data(), scratch.col.data(), out, ldo);
+        continue;
+      }
+      gemm_conv_image(scratch.padded.data(), offsets.data(), g, weight.data(), scratch.col.data(),
+                      scratch.out.data(), ldo);
+      for (int64_t o = 0; o < g.cout; ++o) {
+        std::memcpy(out + o * outputs, scratch.out.data() + o * ldo, outputs * sizeof(float));
+      }
+    }
+  });
+}
+
+// grad_padded[offsets[t] + y * wp + x] += dcol[t * ldc + y * ow + x] for every tap t and output (y, x) (col2im, the
+// adjoint of im2col): whole 8-float vectors of each row, then the rest element by element.
+CATCH_ISA_CLONES void col2im(const float* dcol, const int64_t* offsets, const Geometry& geometry, float* grad_padded,
+                             int64_t ldc) {
+  const int64_t taps = geometry.taps(), wp = geometry.wp(), oh = geometry.oh, ow = geometry.ow;
+  const int64_t full = ow - ow % kRowLanes;
+  for (int64_t t = 0; t < taps; ++t) {
+    const float* src = dcol + t * ldc;
+    float* dst = grad_padded + offsets[t];
+    for (int64_t y = 0; y < oh; ++y, src += ow, dst += wp) {
+      for (int64_t x = 0; x < full; x += kRowLanes) {
+        vf8 v, d;
+        std::memcpy(&v, src + x, sizeof v);
+        std::memcpy(&d, dst + x, sizeof d);
+        d += v;
+        std::memcpy(dst + x, &d, sizeof d);
+      }
+      for (int64_t x = full; x < ow; ++x) dst[x] += src[x];
+    }
+  }
+}
+
+// The three gradients, per image (in parallel over the images):
+//   input:  dcol (T x P) = Wᵀ (T x cout) grad_out (cout x P), then col2im into the padded planes, cropped
+//   weight: dWᵀ (T x cout) += col (T x P) grad_outᵀ (P x cout), a partial sum per thread, summed at the end
+//   bias:   likewise, as one more row of that product: col's last row is ones
+std::tuple<at::Tensor, at::Tensor, at::Tensor> gemm_conv_backward(const at::Tensor& grad_output,
+                                                                  const at::Tensor& input, const at::Tensor& weight,
+                                                                  const Geometry& g, std::array<bool, 3> output_mask) {
+  const int64_t n = input.size(0), outputs = g.oh * g.ow, ldo = whole_vectors(outputs);
+  const int64_t coutp = whole_vectors(g.cout), taps = g.taps();
+  const auto go_contiguous = grad_output.contiguous();
+  const float* go = go_contiguous.const_data_ptr<float>();
+  const float* in = input.const_data_ptr<float>();
+  const float* w = weight.const_data_ptr<float>();
+  at::Tensor grad_input = output_mask[0] ? at::empty(input.sizes(), input.options()) : at::Tensor();
+  float* gin = output_mask[0] ? grad_input.data_ptr<float>() : nullptr;
+  const bool params = output_mask[1] || output_mask[2];
+  // per thread: dWᵀ (T x coutp) then the bias gradient (coutp)
+  const int64_t per_thread = (taps + 1) * coutp;
+  std::vector<float> partial(params ? static_cast<size_t>(at::get_num_threads() * per_thread) : 0, 0.0f);
+  const auto offsets = tap_offsets(g);
+  at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
+    GemmScratch scratch(g, ldo);  // padded: the input's planes, then the input gradient's; col: col, then dcol
+    std::vector<float> go_t(params ? static_cast<size_t>(outputs * coutp) : 0, 0.0f);  // grad_outᵀ, P x coutp
+    // grad_out's planes as rows of whole vectors, when P is not (the product reads whole vectors)
+    std::vector<float> go_rows(outputs == ldo ? 0 : static_cast<size_t>(g.cout * ldo), 0.0f);
+    float* mine = params ? partial.data() + at::get_thread_num() * per_thread : nullptr;
+    for (int64_t image = begin; image < end; ++image) {
+      const float* go_image = go + image * g.cout * outputs;
+      if (params) {
+        // grad_outᵀ in blocks of 8 x 8, so that both sides stay in few cache lines
+        for (int64_t p0 = 0; p0 < outputs; p0 += 8) {
+          for (int64_t o0 = 0; o0 < g.cout; o0 += 8) {
+            for (int64_t p = p0; p < std::min(p0 + 8, outputs); ++p) {
+              for (int64_t o = o0; o < std::min(o0 + 8, g.cout); ++o) go_t[p * coutp + o] = go_image[o * outputs + p];
+            }
+          }
+        }
+        // dWᵀ and, from col's row of ones, the bias gradient (row T); without the weight gradient col holds only
+        // that row
+        const int64_t rows = output_mask[1] ? taps + 1 : 1;
+        const float* col = scratch.col.data() + (taps + 1 - rows) * ldo;
+        if (output_mask[1]) {
+          pad_image(in + image * g.cin * g.h * g.w, scratch.padded.data(), g);
+          im2col(scratch.padded.data(), offsets.data(), g, scratch.col.data(), ldo);
+        }
+        product_add(rows, coutp, outputs, col, ldo, 1, go_t.data(), coutp, mine + (taps + 1 - rows) * coutp, coutp);
+      }
+      if (output_mask[0]) {
+        const float* b = go_image;
+        if (!go_rows.empty()) {
+          for (int64_t o = 0; o < g.cout; ++o) std::copy(go_image + o * outputs, go_image + (o + 1) * outputs,
+                                                         go_rows.begin() + o * ldo);
+          b = go_rows.data();
+        }
+        product_set(taps, ldo, g.cout, w, 1, taps, b, ldo, scratch.col.data(), ldo);
+        float* grad_padded = scratch.padded.data();
+        std::fill(grad_padded, grad_padded + g.cin * g.hp() * g.wp(), 0.0f);
+        col2im(scratch.col.data(), offsets.data(), g, grad_padded, ldo);
+        float* dst = gin + image * g.cin * g.h * g.w;
+        for (int64_t c = 0; c < g.cin; ++c) {
+          for (int64_t y = 0; y < g.h; ++y) {
+            std::copy_n(grad_padded + (c * g.hp() + y + g.ph) * g.wp() + g.pw, g.w, dst + (c * g.h + y) * g.w);
+          }
+        }
+      }
+    }
+  });
+  at::Tensor grad_weight, grad_bias;
+  if (!params) return {grad_input, grad_weight, grad_bias};
+  grad_weight = at::zeros(weight.sizes(), weight.options());
+  grad_bias = at::zeros({g.cout}, weight.options());
+  float* gw = grad_weight.data_ptr<float>();
+  float* gb = grad_bias.data_ptr<float>();
+  for (int64_t thread = 0; thread < at::get_num_threads(); ++thread) {
+    const float* part = partial.data() + thread * per_thread;
+    for (int64_t t = 0; t < taps; ++t) {
+      for (int64_t o = 0; o < g.cout; ++o) gw[o * taps + t] += part[t * coutp + o];
+    }
+    for (int64_t o = 0; o < g.cout; ++o) gb[o] += part[taps * coutp + o];
+  }
+  return {grad_input, output_mask[1] ? grad_weight : at::Tensor(), output_mask[2] ? grad_bias : at::Tensor()};
+}
+
+// ---- the ops ------------------------------------------------------------------------------------------------------
 at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                        at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
                        at::IntArrayRef output_padding, int64_t groups) {
-  auto geometry = direct_geometry(input, weight, stride, padding, dilation, transposed, groups);
+  auto geometry = conv_geometry(input, weight, stride, padding, dilation, transposed, groups);
   const bool bias_ok = !bias.has_value() || !bias->defined() ||
                        (bias->scalar_type() == at::kFloat && bias->dim() == 1 && bias->is_contiguous() &&
                         bias->device() == input.device() && geometry && bias->size(0) == geometry->cout);
@@ -247,6 +446,10 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const 
   const float* w = weight.const_data_ptr<float>();
   const float* b = bias.has_value() && bias->defined() ? bias->const_data_ptr<float>() : nullptr;
   float* dst = out.data_ptr<float>();
+  if (g.taps() > kMaxTaps) {
+    gemm_conv(in, w, b, dst, n, g);
+    return out;
+  }
   const auto offsets = tap_offsets(g);
   at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
     std::vector<float> padded(static_cast<size_t>(g.padded_size()));
@@ -262,17 +465,18 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
     const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
     at::OptionalIntArrayRef bias_sizes, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
     bool transposed, at::IntArrayRef output_padding, int64_t groups, std::array<bool, 3> output_mask) {
-  auto geometry = direct_geometry(input, weight, stride, padding, dilation, transposed, groups);
-  const bool handled = geometry && !output_mask[0] && grad_output.scalar_type() == at::kFloat &&
-                       grad_output.device() == input.device() && grad_output.is_contiguous() &&
-                       grad_output.dim() == 4 && grad_output.size(0) == input.size(0) &&
-                       grad_output.size(1) == geometry->cout && grad_output.size(2) == geometry->oh &&
-                       grad_output.size(3) == geometry->ow;
-  if (!handled) {
+  auto geometry = conv_geometry(input, weight, stride, padding, dilation, transposed, groups);
+  const bool grad_ok = geometry && grad_output.scalar_type() == at::kFloat &&
+                       grad_output.device() == input.device() && grad_output.dim() == 4 &&
+                       grad_output.size(0) == input.size(0) && grad_output.size(1) == geometry->cout &&
+                       grad_output.size(2) == geometry->oh && grad_output.size(3) == geometry->ow;
+  const bool direct = grad_ok && geometry->taps() <= kMaxTaps && !output_mask[0] && grad_output.is_contiguous();
+  if (!grad_ok) {
     return at::convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                                     output_padding, groups, output_mask);
   }
   const Geometry g = *geometry;
+  if (!direct) return gemm_conv_backward(grad_output, input, weight, g, output_mask);
   const int64_t n = input.size(0);
   const int64_t per_thread = g.cout * g.taps() + g.cout;  // one thread's weight then bias gradient
   std::vector<float> partial(static_cast<size_t>(at::get_num_threads() * per_thread), 0.0f);

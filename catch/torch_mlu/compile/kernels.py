@@ -26,11 +26,13 @@ pattern passes, so it also sees the attention that Inductor formed inside the gr
 attention mask or causal masking keep the flash ops. The ``eager``, ``cpu`` and ``layerwise`` debug modes run the
 group's original graph, so they remain the reference for these kernels.
 
-Convolutions with few input taps (a first layer: ``Cin * kh * kw`` at most :data:`DIRECT_CONV_MAX_TAPS`, stride
-and dilation 1, groups 1) become ``torch.ops.torch_mlu.convolution`` / ``convolution_backward`` (the latter without
-an input gradient; ``catch/csrc/kernels/conv_kernels.cpp``): direct kernels that keep output rows in vector registers
-through all taps, where oneDNN has almost no reduction to block over (the digits CNN's 1->16 3x3 layer: forward 21 us
-against 60, weight gradient 35 us against 82, 2 threads).
+Convolutions (float32, contiguous, stride and dilation 1, groups 1) become ``torch.ops.torch_mlu.convolution`` /
+``convolution_backward`` (``catch/csrc/kernels/conv_kernels.cpp``). Layers with few input taps (a first layer:
+``Cin * kh * kw`` at most 32) run on direct kernels that keep output rows in vector registers through all taps, where
+oneDNN has almost no reduction to block over (the digits CNN's 1->16 3x3 layer: forward 21 us against 60, weight
+gradient 35 us against 82, 2 threads); the others, and every input gradient, on im2col products on the register-tiled
+loops, which split over threads more evenly than oneDNN (its 16->32 layer: forward ~210 us against 220-260, backward
+~480 against 490-640, 2 threads).
 
 The same pass keeps some ops as extern calls where Inductor's own code for the op is slower (:data:`ATEN_KERNELS`):
 it swaps the node for a ``torch_mlu`` op of the same schema, which Inductor cannot look into, and which runs Catch's
@@ -91,8 +93,6 @@ _REPLACEMENTS = {
     _aten.convolution.default: CONVOLUTION,
     _aten.convolution_backward.default: CONVOLUTION_BACKWARD,
 }
-# The direct convolution kernels' limit on input taps (catch/csrc/kernels/conv_kernels.cpp: kMaxTaps).
-DIRECT_CONV_MAX_TAPS = 32
 # Leading positional arguments each replacement takes (the tensors); ``scale`` follows as a keyword.
 _TENSOR_ARGS = {
     FLASH: ("query", "key", "value"),
@@ -133,11 +133,11 @@ def replacement(node: Node) -> torch._ops.OpOverload | None:
 
     Replaced: ``aten.mm`` and ``aten.addmm`` (the Catch ops choose oneDNN or ATen per call), the CPU
     flash-attention forward/backward called with ``dropout_p=0``, ``is_causal=False`` and no ``attn_mask``, and
-    the convolutions that Catch's direct kernels handle (:func:`_direct_convolution`).
+    the convolutions that Catch's kernels handle (:func:`_catch_convolution`).
     """
     target = _REPLACEMENTS.get(node.target) if node.op == "call_function" else None  # type: ignore[call-overload]
     if target in (CONVOLUTION, CONVOLUTION_BACKWARD):
-        return target if _direct_convolution(node) else None
+        return target if _catch_convolution(node) else None
     if target is None or node.target not in _TENSOR_ARGS:
         return target
     args = _arguments(node)
@@ -146,11 +146,11 @@ def replacement(node: Node) -> torch._ops.OpOverload | None:
     return target
 
 
-def _direct_convolution(node: Node) -> bool:
-    """Whether ``aten.convolution`` / ``aten.convolution_backward`` ``node`` is one that Catch's direct kernels
-    compute (``catch/csrc/kernels/conv_kernels.cpp``): float32, contiguous 4-d input and weight, groups 1, stride 1,
-    dilation 1, not transposed, at most :data:`DIRECT_CONV_MAX_TAPS` input taps (``Cin * kh * kw``: a first layer),
-    and for the backward no input gradient (``output_mask[0]`` false)."""
+def _catch_convolution(node: Node) -> bool:
+    """Whether ``aten.convolution`` / ``aten.convolution_backward`` ``node`` is one that Catch's kernels compute
+    (``catch/csrc/kernels/conv_kernels.cpp``): float32, contiguous 4-d input and weight, groups 1, stride 1,
+    dilation 1, not transposed. The op picks its kernel per call: the direct one for at most 32 input taps
+    (``Cin * kh * kw``: a first layer) and no input gradient, the im2col product otherwise."""
     args = _arguments(node)
     values = [n.meta.get("val") if isinstance(n, Node) else None for n in (args.get("input"), args.get("weight"))]
     if not all(isinstance(v, torch.Tensor) and v.dtype == torch.float32 and v.dim() == 4 for v in values):
@@ -161,11 +161,7 @@ def _direct_convolution(node: Node) -> bool:
         return False
     if args.get("transposed") or args.get("groups") != 1:
         return False
-    if any(s != 1 for s in args.get("stride", ())) or any(d != 1 for d in args.get("dilation", ())):
-        return False
-    if node.target is _aten.convolution_backward.default and args["output_mask"][0]:
-        return False
-    return math.prod(weight.shape[1:]) <= DIRECT_CONV_MAX_TAPS
+    return all(s == 1 for s in args.get("stride", ())) and all(d == 1 for d in args.get("dilation", ()))
 
 
 def _catch_call(node: Node, target: torch._ops.OpOverload) -> tuple[tuple[Any, ...], dict[str, Any]]:
