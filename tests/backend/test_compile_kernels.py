@@ -671,11 +671,12 @@ def test_max_pool_backward_kernel_refuses_an_index_outside_its_plane():
                                                              [1, 1], False, indices)
 
 
-# (input, weight, padding). The direct kernels (at most 32 taps): a one-channel first layer (the digits CNN's), an RGB
-# one (27 taps), uneven kernels and padding, rows of a multiple of eight outputs and rows of five, and no padding.
-# The im2col product (more taps, and every input gradient): the digits CNN's second layer, rows of 13 outputs and
-# planes that are not whole vectors with 7 output channels, padding beyond the kernel (the input gradient crops), and
-# rows shorter than a vector.
+# (input, weight, padding). The direct kernels (at most 32 taps, no input gradient): a one-channel first layer (the
+# digits CNN's), an RGB one (27 taps), uneven kernels and padding, rows of a multiple of eight outputs and rows of
+# five, and no padding. Winograd F(2x2, 3x3) (3x3 kernels with padding up to 2: the others with more taps, and their
+# input gradients): the digits CNN's second layer, odd output sizes with channel counts that are not whole vectors,
+# no padding, and paddings of 2 and 1. The im2col products (the rest): an uneven kernel with padding beyond it (the
+# input gradient crops) and a 3x3 kernel with padding 3.
 CONV_CASES = [
     ((64, 1, 8, 8), (16, 1, 3, 3), (1, 1)),
     ((3, 3, 11, 13), (8, 3, 3, 3), (1, 1)),
@@ -684,8 +685,10 @@ CONV_CASES = [
     ((2, 1, 10, 18), (4, 1, 3, 3), (0, 0)),
     ((64, 16, 8, 8), (32, 16, 3, 3), (1, 1)),
     ((3, 5, 11, 13), (7, 5, 3, 3), (1, 1)),
-    ((2, 4, 9, 20), (6, 4, 2, 5), (3, 2)),
     ((2, 8, 5, 5), (4, 8, 3, 3), (0, 0)),
+    ((2, 6, 7, 9), (17, 6, 3, 3), (2, 1)),
+    ((2, 4, 9, 20), (6, 4, 2, 5), (3, 2)),
+    ((2, 4, 6, 6), (3, 4, 3, 3), (3, 3)),
 ]
 
 
@@ -702,9 +705,10 @@ def _no_worse_than_aten(got: torch.Tensor, want32: torch.Tensor, want64: torch.T
 @pytest.mark.parametrize(("input_shape", "weight_shape", "padding"), CONV_CASES)
 def test_convolution_returns_atens_results(input_shape, weight_shape, padding, bias):
     # Oracle: ATen's convolution and its gradients in float64; Catch's float32 results must be within twice the error
-    # of ATen's float32 ones (oneDNN). An inf in the input reaches the outputs whose windows hold it, as in ATen's.
-    # The backward runs once without the input gradient (a first layer: the direct kernel where it applies) and once
-    # with all three.
+    # of ATen's float32 ones (oneDNN). An inf in the input reaches the outputs whose windows hold it, as in ATen's,
+    # and one in grad_out the gradients that sum it (Winograd's transforms would also turn it into NaNs elsewhere, so
+    # such calls take the im2col products). The backward runs once without the input gradient (a first layer: the direct
+    # kernel where it applies) and once with all three.
     g = torch.Generator().manual_seed(sum(input_shape) + sum(weight_shape))
     x = torch.randn(input_shape, generator=g)
     x[0, 0, 1, -1] = float("inf")
@@ -732,6 +736,15 @@ def test_convolution_returns_atens_results(input_shape, weight_shape, padding, b
                                                       strict=True):
             if want_grad is not None:
                 _no_worse_than_aten(got_grad, want_grad, oracle, f"convolution_backward {name} {mask}")
+    # An inf in grad_out: the gradients that sum it are inf, or NaN where it meets the input's zero padding (inf * 0),
+    # as in ATen's native kernels (oneDNN skips the padding and gives inf there).
+    grad[0, -1, 0, -1] = float("inf")
+    got_grads = torch.ops.torch_mlu.convolution_backward(grad, x, w, [weight_shape[0]], *conv_args, [True] * 3)
+    with torch.backends.mkldnn.flags(enabled=False):
+        want_grads = aten.convolution_backward(grad, x, w, [weight_shape[0]], *conv_args, [True] * 3)
+    for got_grad, want_grad in zip(got_grads, want_grads, strict=True):
+        for where in (torch.isnan, torch.isposinf, torch.isneginf):
+            assert torch.equal(where(got_grad), where(want_grad)), where.__name__
 
 
 @pytest.mark.parametrize("case", ["stride", "groups", "channels_last", "double", "dilation"])
@@ -858,7 +871,7 @@ def test_compiled_cnn_pools_on_catchs_and_atens_kernels_and_trains_like_cpu():
 
 def test_compiled_cnn_runs_catchs_convolutions_and_trains_like_cpu(monkeypatch):
     # The digits CNN's two layers, with CATCH_FUSE_KERNELS=catch (no timing decides): the first layer on the direct
-    # kernels (forward, weight gradient), the second on the im2col products (forward and all three gradients).
+    # kernels (forward, weight gradient), the second on Winograd's (forward and all three gradients).
     # Oracle: the same model's outputs and gradients on CPU.
     monkeypatch.setenv(kernels.KERNELS_ENV, "catch")
     torch._dynamo.reset()

@@ -8,16 +8,20 @@
 //                                   output_padding, groups, output_mask)
 //
 // the schemas and results of aten::convolution / aten::convolution_backward. torch_mlu.compile (kernels.py) swaps
-// them in where they measure faster than ATen's. Two kernels:
+// them in where they measure faster than ATen's. Three kernels:
 // - direct, for layers with few input taps (at most kMaxTaps = Cin * kh * kw; for the backward only the weight and
 //   bias gradients, as a first layer's input needs none). A first layer on one-channel images (9 taps) gives oneDNN
 //   almost no reduction to block over: the digits CNN's 1->16 3x3 convolution runs at ~20 GFLOP/s there (60 us
 //   forward, 82 us for the weight gradient at 2 threads, ~100 us each inside the training step). Here every output
 //   row is a few vector registers that take all taps before they are stored, from a zero-padded copy of the image's
 //   planes.
-// - im2col products (the GEMM path below), for everything else handled: per image, one register-tiled matrix
-//   product (tiled_product.h) per result. oneDNN runs the digits CNN's 16->32 layer at SGEMM peak on one core, but
-//   splits it poorly over two: 220-240 us forward and 480-550 us backward at 2 threads, against ~210 and ~480 here.
+// - Winograd F(2x2, 3x3) (conv_winograd.h) for the other 3x3 layers with padding up to 2, forward and all three
+//   gradients: 16 multiplies per 2x2 outputs and channel pair instead of 36. oneDNN runs the digits CNN's 16->32
+//   layer at SGEMM peak on one core (and splits it unevenly over two); Winograd needs fewer multiplies than that
+//   peak allows: at 2 threads forward ~185 us against oneDNN's 215-240, backward ~370 against 480-570. Inputs with
+//   an inf, a NaN or a value beyond 2^100 take the im2col products instead (conv_winograd.h says why).
+// - im2col products (the GEMM path below) for everything else handled: per image one register-tiled matrix product
+//   (tiled_product.h) per result.
 //
 // Handled: float32, contiguous 4-d NCHW input and weight, groups 1, stride 1, dilation 1, not transposed. Everything
 // else goes to ATen's kernels unchanged.
@@ -34,6 +38,7 @@
 #include <tuple>
 #include <vector>
 
+#include "conv_winograd.h"
 #include "isa_clones.h"
 #include "tiled_product.h"
 
@@ -428,6 +433,51 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> gemm_conv_backward(const at::Tens
   return {grad_input, output_mask[1] ? grad_weight : at::Tensor(), output_mask[2] ? grad_bias : at::Tensor()};
 }
 
+// ---- the Winograd path: 3x3 layers (conv_winograd.h) -------------------------------------------------------------
+// The input gradient of a stride-1 convolution is the convolution of grad_out, padded by (kh - 1 - ph, kw - 1 - pw),
+// with W'[ci][co][i][j] = W[co][ci][kh - 1 - i][kw - 1 - j].
+std::vector<float> flipped_transposed(const float* w, const Geometry& g) {
+  std::vector<float> out(static_cast<size_t>(g.cout * g.taps()));
+  const int64_t area = g.kh * g.kw;
+  for (int64_t co = 0; co < g.cout; ++co) {
+    for (int64_t ci = 0; ci < g.cin; ++ci) {
+      const float* src = w + (co * g.cin + ci) * area;
+      float* dst = out.data() + (ci * g.cout + co) * area;
+      for (int64_t k = 0; k < area; ++k) dst[area - 1 - k] = src[k];
+    }
+  }
+  return out;
+}
+
+// The three gradients on the Winograd kernels, or nullopt where a value is out of their range (winograd::forward).
+std::optional<std::tuple<at::Tensor, at::Tensor, at::Tensor>> winograd_backward(const at::Tensor& grad_output,
+                                                                                const at::Tensor& input,
+                                                                                const at::Tensor& weight,
+                                                                                const Geometry& g,
+                                                                                std::array<bool, 3> output_mask) {
+  const int64_t n = input.size(0);
+  const auto go_contiguous = grad_output.contiguous();
+  const float* go = go_contiguous.const_data_ptr<float>();
+  at::Tensor grad_input, grad_weight, grad_bias;
+  if (output_mask[0]) {
+    grad_input = at::empty(input.sizes(), input.options());
+    const auto w_flipped = flipped_transposed(weight.const_data_ptr<float>(), g);
+    if (!winograd::forward({n, g.cout, g.oh, g.ow, g.cin, g.kh - 1 - g.ph, g.kw - 1 - g.pw}, go, w_flipped.data(),
+                           nullptr, grad_input.data_ptr<float>())) {
+      return std::nullopt;
+    }
+  }
+  if (output_mask[1]) grad_weight = at::empty(weight.sizes(), weight.options());
+  if (output_mask[2]) grad_bias = at::empty({g.cout}, weight.options());
+  if ((output_mask[1] || output_mask[2]) &&
+      !winograd::weight_gradient({n, g.cin, g.h, g.w, g.cout, g.ph, g.pw}, input.const_data_ptr<float>(), go,
+                                 output_mask[1] ? grad_weight.data_ptr<float>() : nullptr,
+                                 output_mask[2] ? grad_bias.data_ptr<float>() : nullptr)) {
+    return std::nullopt;
+  }
+  return std::make_tuple(grad_input, grad_weight, grad_bias);
+}
+
 // ---- the ops ------------------------------------------------------------------------------------------------------
 at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                        at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
@@ -446,6 +496,10 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const 
   const float* w = weight.const_data_ptr<float>();
   const float* b = bias.has_value() && bias->defined() ? bias->const_data_ptr<float>() : nullptr;
   float* dst = out.data_ptr<float>();
+  if (g.taps() > kMaxTaps && winograd::applies(g.kh, g.kw, g.ph, g.pw) &&
+      winograd::forward({n, g.cin, g.h, g.w, g.cout, g.ph, g.pw}, in, w, b, dst)) {
+    return out;
+  }
   if (g.taps() > kMaxTaps) {
     gemm_conv(in, w, b, dst, n, g);
     return out;
@@ -476,6 +530,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
                                     output_padding, groups, output_mask);
   }
   const Geometry g = *geometry;
+  if (!direct && g.taps() > kMaxTaps && winograd::applies(g.kh, g.kw, g.ph, g.pw)) {
+    if (auto grads = winograd_backward(grad_output, input, weight, g, output_mask)) return *grads;
+  }
   if (!direct) return gemm_conv_backward(grad_output, input, weight, g, output_mask);
   const int64_t n = input.size(0);
   const int64_t per_thread = g.cout * g.taps() + g.cout;  // one thread's weight then bias gradient

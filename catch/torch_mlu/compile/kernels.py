@@ -30,9 +30,9 @@ Convolutions (float32, contiguous, stride and dilation 1, groups 1) become ``tor
 ``convolution_backward`` (``catch/csrc/kernels/conv_kernels.cpp``). Layers with few input taps (a first layer:
 ``Cin * kh * kw`` at most 32) run on direct kernels that keep output rows in vector registers through all taps, where
 oneDNN has almost no reduction to block over (the digits CNN's 1->16 3x3 layer: forward 21 us against 60, weight
-gradient 35 us against 82, 2 threads); the others, and every input gradient, on im2col products on the register-tiled
-loops, which split over threads more evenly than oneDNN (its 16->32 layer: forward ~210 us against 220-260, backward
-~480 against 490-640, 2 threads).
+gradient 35 us against 82, 2 threads); other 3x3 layers on Winograd's F(2x2, 3x3), with 16 multiplies per four outputs
+and channel pair instead of 36 (its 16->32 layer: forward ~185 us against 215-240, backward ~370 against 480-570, 2
+threads); the rest on im2col products on the register-tiled loops.
 
 The same pass keeps some ops as extern calls where Inductor's own code for the op is slower (:data:`ATEN_KERNELS`):
 it swaps the node for a ``torch_mlu`` op of the same schema, which Inductor cannot look into, and which runs Catch's
@@ -150,7 +150,8 @@ def _catch_convolution(node: Node) -> bool:
     """Whether ``aten.convolution`` / ``aten.convolution_backward`` ``node`` is one that Catch's kernels compute
     (``catch/csrc/kernels/conv_kernels.cpp``): float32, contiguous 4-d input and weight, groups 1, stride 1,
     dilation 1, not transposed. The op picks its kernel per call: the direct one for at most 32 input taps
-    (``Cin * kh * kw``: a first layer) and no input gradient, the im2col product otherwise."""
+    (``Cin * kh * kw``: a first layer) and no input gradient, Winograd's for other 3x3 kernels with padding up to 2,
+    the im2col products otherwise."""
     args = _arguments(node)
     values = [n.meta.get("val") if isinstance(n, Node) else None for n in (args.get("input"), args.get("weight"))]
     if not all(isinstance(v, torch.Tensor) and v.dtype == torch.float32 and v.dim() == 4 for v in values):
