@@ -124,6 +124,7 @@ LIBRARY_KERNELS = frozenset({
     "aten::_scaled_dot_product_flash_attention_for_cpu", "aten::_scaled_dot_product_flash_attention_for_cpu_backward",
     "torch_mlu::mm", "torch_mlu::addmm", "torch_mlu::attention", "torch_mlu::attention_backward",
     "torch_mlu::attention_with_probs", "torch_mlu::attention_backward_with_probs",
+    "torch_mlu::convolution", "torch_mlu::convolution_backward",
 })
 
 
