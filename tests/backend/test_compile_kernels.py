@@ -675,8 +675,9 @@ def test_max_pool_backward_kernel_refuses_an_index_outside_its_plane():
 # digits CNN's), an RGB one (27 taps), uneven kernels and padding, rows of a multiple of eight outputs and rows of
 # five, and no padding. Winograd F(2x2, 3x3) (3x3 kernels with padding up to 2: the others with more taps, and their
 # input gradients): the digits CNN's second layer, odd output sizes with channel counts that are not whole vectors,
-# no padding, and paddings of 2 and 1. The im2col products (the rest): an uneven kernel with padding beyond it (the
-# input gradient crops) and a 3x3 kernel with padding 3.
+# no padding, paddings of 2 and 1, and an image of more than 64 blocks (split into bands of block rows). The im2col
+# products (the rest): an uneven kernel with padding beyond it (the input gradient crops) and a 3x3 kernel with
+# padding 3.
 CONV_CASES = [
     ((64, 1, 8, 8), (16, 1, 3, 3), (1, 1)),
     ((3, 3, 11, 13), (8, 3, 3, 3), (1, 1)),
@@ -687,6 +688,7 @@ CONV_CASES = [
     ((3, 5, 11, 13), (7, 5, 3, 3), (1, 1)),
     ((2, 8, 5, 5), (4, 8, 3, 3), (0, 0)),
     ((2, 6, 7, 9), (17, 6, 3, 3), (2, 1)),
+    ((2, 4, 21, 39), (5, 4, 3, 3), (1, 1)),
     ((2, 4, 9, 20), (6, 4, 2, 5), (3, 2)),
     ((2, 4, 6, 6), (3, 4, 3, 3), (3, 3)),
 ]

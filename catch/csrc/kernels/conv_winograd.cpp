@@ -48,50 +48,57 @@ constexpr int64_t plane_stride(int64_t size) { return size + kLanes; }
 
 // How the output splits into 2x2 blocks, and the padded channels-last layout they are read from.
 struct Blocks {
-  int64_t oh, ow, bh, bw, per_image, hp, wp, cinp, coutp, images_per_task;
+  int64_t oh, ow, bh, bw, per_image, wp, cinp, coutp;
   explicit Blocks(const Shape& s)
       : oh(s.h + 2 * s.ph - 2),
         ow(s.w + 2 * s.pw - 2),
         bh((oh + 1) / 2),
         bw((ow + 1) / 2),
         per_image(bh * bw),
-        hp(2 * bh + 2),  // the padded input, plus a zero row or column where oh or ow is odd
-        wp(2 * bw + 2),
+        wp(2 * bw + 2),  // a padded input row, plus a zero column where ow is odd
         cinp(whole_vectors(s.cin)),
-        coutp(whole_vectors(s.cout)),
-        images_per_task(std::max<int64_t>(1, kBlocksPerTask / per_image)) {}
+        coutp(whole_vectors(s.cout)) {}
 };
 
-// planes (c x h x w) -> out (hp x wp x cp) channels-last, placed at (py, px), zero elsewhere (padding, odd edges,
-// channels c..cp). Written in order, read across the planes.
-void to_channels_last(const float* planes, int64_t c, int64_t h, int64_t w, int64_t py, int64_t px, int64_t hp,
-                      int64_t wp, int64_t cp, float* out) {
-  std::fill(out, out + py * wp * cp, 0.0f);
-  std::fill(out + (py + h) * wp * cp, out + hp * wp * cp, 0.0f);
-  const int64_t plane = h * w;
-  for (int64_t y = 0; y < h; ++y) {
-    float* row = out + (y + py) * wp * cp;
-    std::fill(row, row + px * cp, 0.0f);
-    std::fill(row + (px + w) * cp, row + wp * cp, 0.0f);
-    for (int64_t x = 0; x < w; ++x) {
-      float* dst = row + (x + px) * cp;
-      const float* src = planes + y * w + x;
-      for (int64_t ch = 0; ch < c; ++ch) dst[ch] = src[ch * plane];
-      for (int64_t ch = c; ch < cp; ++ch) dst[ch] = 0.0f;
-    }
+// One task's share of the blocks: the block rows [row0, row1) of `images` images from `first` (whole images where
+// several make kBlocksPerTask blocks, else a band of one image's rows, so that large images stay in cache too).
+struct Task {
+  int64_t first, images, row0, row1;
+  int64_t blocks(const Blocks& b) const { return images * (row1 - row0) * b.bw; }
+};
+
+std::vector<Task> split(int64_t n, const Blocks& b) {
+  std::vector<Task> tasks;
+  if (b.per_image <= kBlocksPerTask) {
+    const int64_t per_task = kBlocksPerTask / b.per_image;
+    for (int64_t i = 0; i < n; i += per_task) tasks.push_back({i, std::min(per_task, n - i), 0, b.bh});
+    return tasks;
   }
+  const int64_t rows = std::max<int64_t>(1, kBlocksPerTask / b.bw);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t r = 0; r < b.bh; r += rows) tasks.push_back({i, 1, r, std::min(b.bh, r + rows)});
+  }
+  return tasks;
 }
 
-// v[ξ * ldv + (first + block) * cinp + c] <- (Bᵀ d B)_ξ for each block of one image, d its 4x4 input block.
-CATCH_ISA_CLONES void input_transform(const float* hwc, const Blocks& b, float* v, int64_t ldv, int64_t first) {
+// Rows [r0, r0 + rows) of planes (c x h x w) placed at (py, px) in a zero plane of width wp -> out (rows x wp x cp)
+// channels-last; zero outside the planes and in channels c..cp. Written in order, read across the planes. Returns
+// whether every value read is moderate (all_moderate).
+bool to_channels_last(const float* planes, int64_t c, int64_t h, int64_t w, int64_t py, int64_t px, int64_t r0,
+                      int64_t rows, int64_t wp, int64_t cp, float* out);
+
+// v[ξ * ldv + (slot + k) * cinp + c] <- (Bᵀ d B)_ξ for the blocks of rows [row0, row1), k counting them in order; d
+// the 4x4 input block, from hwc holding the padded rows from 2 row0 on.
+CATCH_ISA_CLONES void input_transform(const float* hwc, const Blocks& b, int64_t row0, int64_t row1, float* v,
+                                      int64_t ldv, int64_t slot) {
   const int64_t cp = b.cinp;
-  for (int64_t by = 0; by < b.bh; ++by) {
+  for (int64_t by = row0; by < row1; ++by) {
     for (int64_t bx = 0; bx < b.bw; ++bx) {
-      float* dst = v + (first + by * b.bw + bx) * cp;
+      float* dst = v + (slot + (by - row0) * b.bw + bx) * cp;
       for (int64_t c = 0; c < cp; c += kLanes) {
         vf r[4][4];
         for (int j = 0; j < 4; ++j) {  // Bᵀ d, a column of the input block at a time
-          const float* col = hwc + ((2 * by) * b.wp + 2 * bx + j) * cp + c;
+          const float* col = hwc + ((2 * (by - row0)) * b.wp + 2 * bx + j) * cp + c;
           const vf d0 = vload(col), d1 = vload(col + b.wp * cp), d2 = vload(col + 2 * b.wp * cp);
           const vf d3 = vload(col + 3 * b.wp * cp);
           r[0][j] = d0 - d2;
@@ -110,15 +117,15 @@ CATCH_ISA_CLONES void input_transform(const float* hwc, const Blocks& b, float* 
   }
 }
 
-// The output blocks of one image from m[ξ * ldm + (first + block) * coutp + co]: Aᵀ m A plus the bias, into hwc
-// (2 bh x 2 bw x coutp, channels-last).
-CATCH_ISA_CLONES void output_transform(const float* m, int64_t ldm, int64_t first, const Blocks& b, const float* bias,
-                                       float* hwc) {
+// The output blocks of rows [row0, row1) from m[ξ * ldm + (slot + k) * coutp + co]: Aᵀ m A plus the bias, into hwc
+// (2 (row1 - row0) x 2 bw x coutp, channels-last).
+CATCH_ISA_CLONES void output_transform(const float* m, int64_t ldm, int64_t slot, const Blocks& b, int64_t row0,
+                                       int64_t row1, const float* bias, float* hwc) {
   const int64_t cp = b.coutp, w2 = 2 * b.bw;
-  for (int64_t by = 0; by < b.bh; ++by) {
+  for (int64_t by = row0; by < row1; ++by) {
     for (int64_t bx = 0; bx < b.bw; ++bx) {
-      const float* src = m + (first + by * b.bw + bx) * cp;
-      float* dst = hwc + (2 * by * w2 + 2 * bx) * cp;
+      const float* src = m + (slot + (by - row0) * b.bw + bx) * cp;
+      float* dst = hwc + (2 * (by - row0) * w2 + 2 * bx) * cp;
       for (int64_t c = 0; c < cp; c += kLanes) {
         vf s[2][4];
         for (int j = 0; j < 4; ++j) {  // Aᵀ m
@@ -137,12 +144,13 @@ CATCH_ISA_CLONES void output_transform(const float* m, int64_t ldm, int64_t firs
   }
 }
 
-// hwc (2 bh x 2 bw x coutp, channels-last) -> out (cout x oh x ow), the rows and columns past oh and ow dropped.
-void to_planes(const float* hwc, const Blocks& b, int64_t cout, float* out) {
+// hwc (output rows from 2 row0 on, 2 bw x coutp each, channels-last) -> those rows of out (cout x oh x ow), up to
+// row 2 row1 and the rows and columns past oh and ow dropped.
+void to_planes(const float* hwc, const Blocks& b, int64_t row0, int64_t row1, int64_t cout, float* out) {
   const int64_t w2 = 2 * b.bw, plane = b.oh * b.ow;
-  for (int64_t y = 0; y < b.oh; ++y) {
+  for (int64_t y = 2 * row0; y < std::min(2 * row1, b.oh); ++y) {
     for (int64_t x = 0; x < b.ow; ++x) {
-      const float* src = hwc + (y * w2 + x) * b.coutp;
+      const float* src = hwc + ((y - 2 * row0) * w2 + x) * b.coutp;
       float* dst = out + y * b.ow + x;
       for (int64_t c = 0; c < cout; ++c) dst[c * plane] = src[c];
     }
@@ -173,15 +181,16 @@ std::vector<float> weight_transform(const float* weight, int64_t cin, int64_t co
   return u;
 }
 
-// m[ξ * ldm + (first + block) * coutp + co] <- (A dY Aᵀ)_ξ for each 2x2 block dY of one image's output gradient,
-// given channels-last (2 bh x 2 bw x coutp, zero past oh and ow).
-CATCH_ISA_CLONES void grad_output_transform(const float* hwc, const Blocks& b, float* m, int64_t ldm, int64_t first) {
+// m[ξ * ldm + (slot + k) * coutp + co] <- (A dY Aᵀ)_ξ for the 2x2 output blocks dY of rows [row0, row1), from the
+// output gradient's rows from 2 row0 on, channels-last (2 bw x coutp each, zero past oh and ow).
+CATCH_ISA_CLONES void grad_output_transform(const float* hwc, const Blocks& b, int64_t row0, int64_t row1, float* m,
+                                            int64_t ldm, int64_t slot) {
   const int64_t cp = b.coutp, w2 = 2 * b.bw;
-  for (int64_t by = 0; by < b.bh; ++by) {
+  for (int64_t by = row0; by < row1; ++by) {
     for (int64_t bx = 0; bx < b.bw; ++bx) {
-      float* dst = m + (first + by * b.bw + bx) * cp;
+      float* dst = m + (slot + (by - row0) * b.bw + bx) * cp;
       for (int64_t c = 0; c < cp; c += kLanes) {
-        const float* src = hwc + ((2 * by) * w2 + 2 * bx) * cp + c;
+        const float* src = hwc + ((2 * (by - row0)) * w2 + 2 * bx) * cp + c;
         const vf y00 = vload(src), y01 = vload(src + cp), y10 = vload(src + w2 * cp), y11 = vload(src + (w2 + 1) * cp);
         const vf r[4][2] = {{y00, y01}, {y00 + y10, y01 + y11}, {y00 - y10, y01 - y11}, {-y10, -y11}};  // A dY
         for (int i = 0; i < 4; ++i) {  // (A dY) Aᵀ
@@ -228,6 +237,33 @@ CATCH_ISA_CLONES bool all_moderate(const float* x, int64_t n) {
   return ok;
 }
 
+bool to_channels_last(const float* planes, int64_t c, int64_t h, int64_t w, int64_t py, int64_t px, int64_t r0,
+                      int64_t rows, int64_t wp, int64_t cp, float* out) {
+  const int64_t plane = h * w;
+  const int64_t y0 = std::clamp<int64_t>(r0 - py, 0, h), y1 = std::clamp<int64_t>(r0 + rows - py, 0, h);
+  bool moderate = true;
+  for (int64_t ch = 0; ch < c && y0 < y1; ++ch) {
+    moderate = moderate && all_moderate(planes + ch * plane + y0 * w, (y1 - y0) * w);
+  }
+  for (int64_t k = 0; k < rows; ++k) {
+    float* row = out + k * wp * cp;
+    const int64_t y = r0 + k - py;
+    if (y < 0 || y >= h) {
+      std::fill(row, row + wp * cp, 0.0f);
+      continue;
+    }
+    std::fill(row, row + px * cp, 0.0f);
+    std::fill(row + (px + w) * cp, row + wp * cp, 0.0f);
+    for (int64_t x = 0; x < w; ++x) {
+      float* dst = row + (x + px) * cp;
+      const float* src = planes + y * w + x;
+      for (int64_t ch = 0; ch < c; ++ch) dst[ch] = src[ch * plane];
+      for (int64_t ch = c; ch < cp; ++ch) dst[ch] = 0.0f;
+    }
+  }
+  return moderate;
+}
+
 }  // namespace
 
 namespace winograd {
@@ -243,29 +279,32 @@ bool forward(const Shape& s, const float* input, const float* weight, const floa
   const auto u = weight_transform(weight, s.cin, s.cout, b.coutp);
   std::vector<float> bias_padded(static_cast<size_t>(b.coutp), 0.0f);
   if (bias != nullptr) std::copy(bias, bias + s.cout, bias_padded.begin());
-  const int64_t tasks = (s.n + b.images_per_task - 1) / b.images_per_task;
-  at::parallel_for(0, tasks, 1, [&](int64_t begin, int64_t end) {
-    const int64_t rows = b.images_per_task * b.per_image;  // blocks per product
+  const auto tasks = split(s.n, b);
+  int64_t rows = 0, band = 0;  // the most blocks and block rows of a task
+  for (const Task& t : tasks) rows = std::max(rows, t.blocks(b)), band = std::max(band, t.row1 - t.row0);
+  at::parallel_for(0, static_cast<int64_t>(tasks.size()), 1, [&](int64_t begin, int64_t end) {
     const int64_t ldv = plane_stride(rows * b.cinp), ldm = plane_stride(rows * b.coutp);
-    std::vector<float> hwc(static_cast<size_t>(b.hp * b.wp * b.cinp));
+    std::vector<float> hwc(static_cast<size_t>((2 * band + 2) * b.wp * b.cinp));
     std::vector<float> v(static_cast<size_t>(kPositions * ldv)), m(static_cast<size_t>(kPositions * ldm));
-    std::vector<float> out_hwc(static_cast<size_t>(4 * b.bh * b.bw * b.coutp));
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t first = task * b.images_per_task, images = std::min(b.images_per_task, s.n - first);
-      for (int64_t i = 0; i < images; ++i) {
-        const float* image = input + (first + i) * s.cin * s.h * s.w;
-        if (!all_moderate(image, s.cin * s.h * s.w)) moderate.store(false, std::memory_order_relaxed);
-        to_channels_last(image, s.cin, s.h, s.w, s.ph, s.pw, b.hp, b.wp, b.cinp, hwc.data());
-        input_transform(hwc.data(), b, v.data(), ldv, i * b.per_image);
+    std::vector<float> out_hwc(static_cast<size_t>(2 * band * 2 * b.bw * b.coutp));
+    for (int64_t index = begin; index < end; ++index) {
+      const Task& t = tasks[index];
+      const int64_t per_image = (t.row1 - t.row0) * b.bw;
+      for (int64_t i = 0; i < t.images; ++i) {
+        const float* image = input + (t.first + i) * s.cin * s.h * s.w;
+        if (!to_channels_last(image, s.cin, s.h, s.w, s.ph, s.pw, 2 * t.row0, 2 * (t.row1 - t.row0) + 2, b.wp,
+                              b.cinp, hwc.data())) {
+          moderate.store(false, std::memory_order_relaxed);
+        }
+        input_transform(hwc.data(), b, t.row0, t.row1, v.data(), ldv, i * per_image);
       }
-      const int64_t blocks = images * b.per_image;
       for (int64_t xi = 0; xi < kPositions; ++xi) {
-        product_set(blocks, b.coutp, s.cin, v.data() + xi * ldv, b.cinp, 1, u.data() + xi * s.cin * b.coutp,
+        product_set(t.blocks(b), b.coutp, s.cin, v.data() + xi * ldv, b.cinp, 1, u.data() + xi * s.cin * b.coutp,
                     b.coutp, m.data() + xi * ldm, b.coutp);
       }
-      for (int64_t i = 0; i < images; ++i) {
-        output_transform(m.data(), ldm, i * b.per_image, b, bias_padded.data(), out_hwc.data());
-        to_planes(out_hwc.data(), b, s.cout, out + (first + i) * s.cout * b.oh * b.ow);
+      for (int64_t i = 0; i < t.images; ++i) {
+        output_transform(m.data(), ldm, i * per_image, b, t.row0, t.row1, bias_padded.data(), out_hwc.data());
+        to_planes(out_hwc.data(), b, t.row0, t.row1, s.cout, out + (t.first + i) * s.cout * b.oh * b.ow);
       }
     }
   });
@@ -276,33 +315,35 @@ bool weight_gradient(const Shape& s, const float* input, const float* grad_out, 
                      float* grad_bias) {
   std::atomic<bool> moderate{true};
   const Blocks b(s);
-  const int64_t tasks = (s.n + b.images_per_task - 1) / b.images_per_task;
+  const auto tasks = split(s.n, b);
+  int64_t rows = 0, band = 0;
+  for (const Task& t : tasks) rows = std::max(rows, t.blocks(b)), band = std::max(band, t.row1 - t.row0);
   const int64_t per_thread = kPositions * s.cout * b.cinp + b.coutp;  // dL/dU, then the bias gradient
   std::vector<float> partial(static_cast<size_t>(at::get_num_threads() * per_thread), 0.0f);
-  at::parallel_for(0, tasks, 1, [&](int64_t begin, int64_t end) {
-    const int64_t rows = b.images_per_task * b.per_image;
+  at::parallel_for(0, static_cast<int64_t>(tasks.size()), 1, [&](int64_t begin, int64_t end) {
     const int64_t ldv = plane_stride(rows * b.cinp), ldm = plane_stride(rows * b.coutp);
-    std::vector<float> hwc(static_cast<size_t>(std::max(b.hp * b.wp * b.cinp, 4 * b.bh * b.bw * b.coutp)));
+    const int64_t input_rows = (2 * band + 2) * b.wp * b.cinp, grad_rows = 2 * band * 2 * b.bw * b.coutp;
+    std::vector<float> hwc(static_cast<size_t>(std::max(input_rows, grad_rows)));
     std::vector<float> v(static_cast<size_t>(kPositions * ldv)), m(static_cast<size_t>(kPositions * ldm));
     float* du = partial.data() + at::get_thread_num() * per_thread;
     float* db = du + kPositions * s.cout * b.cinp;
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t first = task * b.images_per_task, images = std::min(b.images_per_task, s.n - first);
-      for (int64_t i = 0; i < images; ++i) {
-        const float* dy = grad_out + (first + i) * s.cout * b.oh * b.ow;
-        const float* image = input + (first + i) * s.cin * s.h * s.w;
-        if (!all_moderate(image, s.cin * s.h * s.w) || !all_moderate(dy, s.cout * b.oh * b.ow)) {
-          moderate.store(false, std::memory_order_relaxed);
-        }
-        to_channels_last(image, s.cin, s.h, s.w, s.ph, s.pw, b.hp, b.wp, b.cinp, hwc.data());
-        input_transform(hwc.data(), b, v.data(), ldv, i * b.per_image);
-        to_channels_last(dy, s.cout, b.oh, b.ow, 0, 0, 2 * b.bh, 2 * b.bw, b.coutp, hwc.data());
-        grad_output_transform(hwc.data(), b, m.data(), ldm, i * b.per_image);
+    for (int64_t index = begin; index < end; ++index) {
+      const Task& t = tasks[index];
+      const int64_t per_image = (t.row1 - t.row0) * b.bw;
+      for (int64_t i = 0; i < t.images; ++i) {
+        const float* image = input + (t.first + i) * s.cin * s.h * s.w;
+        const float* dy = grad_out + (t.first + i) * s.cout * b.oh * b.ow;
+        const bool image_ok = to_channels_last(image, s.cin, s.h, s.w, s.ph, s.pw, 2 * t.row0,
+                                               2 * (t.row1 - t.row0) + 2, b.wp, b.cinp, hwc.data());
+        input_transform(hwc.data(), b, t.row0, t.row1, v.data(), ldv, i * per_image);
+        const bool dy_ok = to_channels_last(dy, s.cout, b.oh, b.ow, 0, 0, 2 * t.row0, 2 * (t.row1 - t.row0),
+                                            2 * b.bw, b.coutp, hwc.data());
+        if (!image_ok || !dy_ok) moderate.store(false, std::memory_order_relaxed);
+        grad_output_transform(hwc.data(), b, t.row0, t.row1, m.data(), ldm, i * per_image);
       }
-      const int64_t blocks = images * b.per_image;
-      add_rows(m.data() + 5 * ldm, blocks, b.coutp, db);  // (A dY Aᵀ) at ξ = (1, 1) is the sum of the block
+      add_rows(m.data() + 5 * ldm, t.blocks(b), b.coutp, db);  // (A dY Aᵀ) at ξ = (1, 1) is the sum of the block
       for (int64_t xi = 0; xi < kPositions; ++xi) {  // dL/dU_ξ (cout x cinp) += M_ξᵀ V_ξ
-        product_add(s.cout, b.cinp, blocks, m.data() + xi * ldm, 1, b.coutp, v.data() + xi * ldv, b.cinp,
+        product_add(s.cout, b.cinp, t.blocks(b), m.data() + xi * ldm, 1, b.coutp, v.data() + xi * ldv, b.cinp,
                     du + xi * s.cout * b.cinp, b.cinp);
       }
     }
