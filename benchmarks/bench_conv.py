@@ -16,16 +16,14 @@ the others; the direct kernel (a first layer's forward) is the one in the first 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
-from collections.abc import Callable
 
 import torch
 from rich.console import Console
 from rich.table import Table
 
 import torch_mlu  # noqa: F401  (the torch_mlu ops)
+from bench_attention import medians  # the same interleaved medians
 
 # (batch, cin, h, w, cout, kernel, padding): the digits CNN's two layers (examples/train_digits.py), a 3x3 layer
 # without padding, a 5x5 layer (im2col), and a ResNet-like 3x3 layer.
@@ -38,20 +36,6 @@ def kernel_name(cin: int, k: int, padding: int) -> str:
     if cin * k * k <= 32:
         return "direct"
     return "winograd" if k == 3 and padding <= 2 else "im2col"
-
-
-def medians(fns: dict[str, Callable[[], object]], reps: int) -> dict[str, float]:
-    """name -> median ms per call, the functions interleaved ``reps`` times after two warm-up calls each."""
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    for fn in fns.values():
-        fn()
-        fn()
-    for _ in range(reps):
-        for name, fn in fns.items():
-            start = time.perf_counter()
-            fn()
-            times[name].append((time.perf_counter() - start) * 1e3)
-    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def time_layer(layer: tuple[int, ...], reps: int) -> dict[str, float]:
