@@ -40,6 +40,7 @@
 
 #include "conv_winograd.h"
 #include "isa_clones.h"
+#include "thread_partials.h"
 #include "tiled_product.h"
 
 namespace torch_mlu {
@@ -367,15 +368,14 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> gemm_conv_backward(const at::Tens
   float* gin = output_mask[0] ? grad_input.data_ptr<float>() : nullptr;
   const bool params = output_mask[1] || output_mask[2];
   // per thread: dWᵀ (T x coutp) then the bias gradient (coutp)
-  const int64_t per_thread = (taps + 1) * coutp;
-  std::vector<float> partial(params ? static_cast<size_t>(at::get_num_threads() * per_thread) : 0, 0.0f);
+  ThreadPartials partials(params ? (taps + 1) * coutp : 0);
   const auto offsets = tap_offsets(g);
   at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
     GemmScratch scratch(g, ldo);  // padded: the input's planes, then the input gradient's; col: col, then dcol
     std::vector<float> go_t(params ? static_cast<size_t>(outputs * coutp) : 0, 0.0f);  // grad_outᵀ, P x coutp
     // grad_out's planes as rows of whole vectors, when P is not (the product reads whole vectors)
     std::vector<float> go_rows(outputs == ldo ? 0 : static_cast<size_t>(g.cout * ldo), 0.0f);
-    float* mine = params ? partial.data() + at::get_thread_num() * per_thread : nullptr;
+    float* mine = partials.mine();
     for (int64_t image = begin; image < end; ++image) {
       const float* go_image = go + image * g.cout * outputs;
       if (params) {
@@ -419,17 +419,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> gemm_conv_backward(const at::Tens
   });
   at::Tensor grad_weight, grad_bias;
   if (!params) return {grad_input, grad_weight, grad_bias};
-  grad_weight = at::zeros(weight.sizes(), weight.options());
-  grad_bias = at::zeros({g.cout}, weight.options());
+  grad_weight = at::empty(weight.sizes(), weight.options());
+  grad_bias = at::empty({g.cout}, weight.options());
   float* gw = grad_weight.data_ptr<float>();
   float* gb = grad_bias.data_ptr<float>();
-  for (int64_t thread = 0; thread < at::get_num_threads(); ++thread) {
-    const float* part = partial.data() + thread * per_thread;
-    for (int64_t t = 0; t < taps; ++t) {
-      for (int64_t o = 0; o < g.cout; ++o) gw[o * taps + t] += part[t * coutp + o];
-    }
-    for (int64_t o = 0; o < g.cout; ++o) gb[o] += part[taps * coutp + o];
+  const float* total = partials.total();
+  for (int64_t t = 0; t < taps; ++t) {
+    for (int64_t o = 0; o < g.cout; ++o) gw[o * taps + t] = total[t * coutp + o];
   }
+  for (int64_t o = 0; o < g.cout; ++o) gb[o] = total[taps * coutp + o];
   return {grad_input, output_mask[1] ? grad_weight : at::Tensor(), output_mask[2] ? grad_bias : at::Tensor()};
 }
 
@@ -535,29 +533,24 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
   }
   if (!direct) return gemm_conv_backward(grad_output, input, weight, g, output_mask);
   const int64_t n = input.size(0);
-  const int64_t per_thread = g.cout * g.taps() + g.cout;  // one thread's weight then bias gradient
-  std::vector<float> partial(static_cast<size_t>(at::get_num_threads() * per_thread), 0.0f);
+  ThreadPartials partials(g.cout * g.taps() + g.cout);  // the weight then the bias gradient
   const float* in = input.const_data_ptr<float>();
   const float* go = grad_output.const_data_ptr<float>();
   const auto offsets = tap_offsets(g);
   at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
     std::vector<float> padded(static_cast<size_t>(g.padded_size()));
-    float* mine = partial.data() + at::get_thread_num() * per_thread;
+    float* mine = partials.mine();
     for (int64_t image = begin; image < end; ++image) {
       pad_image(in + image * g.cin * g.h * g.w, padded.data(), g);
       conv_weight_grad_image(padded.data(), go + image * g.cout * g.oh * g.ow, mine, mine + g.cout * g.taps(),
                              offsets.data(), g);
     }
   });
-  auto grad_weight = at::zeros(weight.sizes(), weight.options());
-  auto grad_bias = at::zeros({g.cout}, weight.options());
-  float* gw = grad_weight.data_ptr<float>();
-  float* gb = grad_bias.data_ptr<float>();
-  for (int64_t thread = 0; thread < at::get_num_threads(); ++thread) {
-    const float* part = partial.data() + thread * per_thread;
-    for (int64_t k = 0; k < g.cout * g.taps(); ++k) gw[k] += part[k];
-    for (int64_t o = 0; o < g.cout; ++o) gb[o] += part[g.cout * g.taps() + o];
-  }
+  auto grad_weight = at::empty(weight.sizes(), weight.options());
+  auto grad_bias = at::empty({g.cout}, weight.options());
+  const float* total = partials.total();
+  std::copy_n(total, g.cout * g.taps(), grad_weight.data_ptr<float>());
+  std::copy_n(total + g.cout * g.taps(), g.cout, grad_bias.data_ptr<float>());
   return {at::Tensor(), output_mask[1] ? grad_weight : at::Tensor(), output_mask[2] ? grad_bias : at::Tensor()};
 }
 

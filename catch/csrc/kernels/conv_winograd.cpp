@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "isa_clones.h"
+#include "thread_partials.h"
 #include "tiled_product.h"
 
 namespace torch_mlu {
@@ -318,14 +319,13 @@ bool weight_gradient(const Shape& s, const float* input, const float* grad_out, 
   const auto tasks = split(s.n, b);
   int64_t rows = 0, band = 0;
   for (const Task& t : tasks) rows = std::max(rows, t.blocks(b)), band = std::max(band, t.row1 - t.row0);
-  const int64_t per_thread = kPositions * s.cout * b.cinp + b.coutp;  // dL/dU, then the bias gradient
-  std::vector<float> partial(static_cast<size_t>(at::get_num_threads() * per_thread), 0.0f);
+  ThreadPartials partials(kPositions * s.cout * b.cinp + b.coutp);  // dL/dU, then the bias gradient
   at::parallel_for(0, static_cast<int64_t>(tasks.size()), 1, [&](int64_t begin, int64_t end) {
     const int64_t ldv = plane_stride(rows * b.cinp), ldm = plane_stride(rows * b.coutp);
     const int64_t input_rows = (2 * band + 2) * b.wp * b.cinp, grad_rows = 2 * band * 2 * b.bw * b.coutp;
     std::vector<float> hwc(static_cast<size_t>(std::max(input_rows, grad_rows)));
     std::vector<float> v(static_cast<size_t>(kPositions * ldv)), m(static_cast<size_t>(kPositions * ldm));
-    float* du = partial.data() + at::get_thread_num() * per_thread;
+    float* du = partials.mine();
     float* db = du + kPositions * s.cout * b.cinp;
     for (int64_t index = begin; index < end; ++index) {
       const Task& t = tasks[index];
@@ -348,16 +348,14 @@ bool weight_gradient(const Shape& s, const float* input, const float* grad_out, 
       }
     }
   });
-  for (int64_t thread = 1; thread < at::get_num_threads(); ++thread) {
-    for (int64_t k = 0; k < per_thread; ++k) partial[k] += partial[thread * per_thread + k];
-  }
   if (!moderate.load()) return false;
-  if (grad_bias != nullptr) std::copy_n(partial.data() + kPositions * s.cout * b.cinp, s.cout, grad_bias);
+  const float* total = partials.total();
+  if (grad_bias != nullptr) std::copy_n(total + kPositions * s.cout * b.cinp, s.cout, grad_bias);
   if (grad_weight == nullptr) return true;
   for (int64_t co = 0; co < s.cout; ++co) {
     for (int64_t ci = 0; ci < s.cin; ++ci) {
       float x[4][4], a[3][4];
-      for (int64_t xi = 0; xi < kPositions; ++xi) x[xi / 4][xi % 4] = partial[(xi * s.cout + co) * b.cinp + ci];
+      for (int64_t xi = 0; xi < kPositions; ++xi) x[xi / 4][xi % 4] = total[(xi * s.cout + co) * b.cinp + ci];
       for (int j = 0; j < 4; ++j) {  // Gᵀ X
         a[0][j] = x[0][j] + 0.5f * (x[1][j] + x[2][j]);
         a[1][j] = 0.5f * (x[1][j] - x[2][j]);
