@@ -246,11 +246,9 @@ CATCH_ISA_CLONES void conv_weight_grad_image(const float* padded, const float* g
 // oh * ow outputs and T = cin * kh * kw taps, rows padded to whole 16-float vectors:
 //   forward:         out (cout x P) = W (cout x T) col (T x P), where col[t][y * ow + x] is tap t's padded input
 //                    for output (y, x)
-//   input gradient:  the forward of grad_out, padded by (kh - 1 - ph, kw - 1 - pw), with the weights flipped and
-//                    transposed, W'[ci][co][i][j] = W[co][ci][kh - 1 - i][kw - 1 - j] (stride and dilation 1: the
-//                    transposed convolution is a convolution)
-//   weight gradient: dWᵀ (T x cout) += col (T x P) grad_outᵀ (P x cout), summed over the images (a partial sum per
-//                    thread)
+//   input gradient:  dcol (T x P) = Wᵀ (T x cout) grad_out (cout x P), then col2im
+//   weight gradient: dWᵀ (T x cout) += col (T x P) grad_outᵀ (P x cout), summed over the images
+// (gemm_conv_backward).
 // The products run at the machine's SGEMM peak; im2col, col2im and the transposes add 10-20 % (benchmarks/README.md,
 // issue 21, session 14).
 
