@@ -271,10 +271,11 @@ def _operands(layout: str, m: int, k: int, n: int) -> tuple[torch.Tensor, torch.
 
 @pytest.mark.parametrize("layout", ["row-major", "column-major", "padded rows"])
 @pytest.mark.parametrize(("m", "k", "n"), [(512, 64, 192), (192, 512, 64), (64, 512, 64), (37, 64, 10), (64, 10, 64),
-                                           (5, 300, 1)])
+                                           (40, 70, 50), (5, 300, 1)])
 def test_matrix_products_equal_aten_on_every_layout(layout, m, k, n):
-    # Row-major and padded-row right operands take Catch's register-tiled loops (any size; outputs that are not
-    # whole vectors and row counts that are not whole tiles among them); column-major ones go to oneDNN or ATen.
+    # Every layout takes Catch's register-tiled loops (any size; outputs that are not whole vectors and row counts that
+    # are not whole tiles among them): row-major and padded-row right operands in place, column-major ones packed
+    # (16 x 16 block transposes and the edges).
     a, b = _operands(layout, m, k, n)
     bias = torch.randn(n)
     exact_mm = a.double() @ b.double()
@@ -293,8 +294,9 @@ def test_matrix_products_equal_aten_on_every_layout(layout, m, k, n):
 
 @pytest.mark.parametrize("case", ["small", "float64", "beta", "2-d bias"])
 def test_matrix_products_stay_on_aten_where_onednn_does_not_pay(case):
-    # 4 Ki multiply-adds, under oneDNN's 1 Mi threshold; b column-major (a linear's Wᵀ), which the tiled loops leave
-    a, b = torch.randn(16, 32), torch.randn(8, 32).t()
+    # 4 Ki multiply-adds, under oneDNN's 1 Mi threshold; b with neither its rows nor its columns contiguous, which the
+    # tiled loops leave
+    a, b = torch.randn(16, 32), torch.randn(64, 16)[::2, ::2]
     bias, kwargs = torch.randn(8), {}
     if case == "float64":
         a, b, bias = torch.randn(256, 64, dtype=torch.float64), torch.randn(64, 128, dtype=torch.float64), \

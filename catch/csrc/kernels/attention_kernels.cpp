@@ -77,16 +77,20 @@ constexpr float kLn2 = 0.693147180559945309417232121458f;
 
 // 2^x lane-wise, for the arguments of softmax (x <= 0, up to rounding): x = n + r with n = round(x), |r| <= 1/2,
 // 2^r by a degree-6 polynomial (Chebyshev interpolation on [-1/2, 1/2], relative error under 1.1e-7, below one
-// float32 ulp), times 2^n built in the exponent bits. x is clamped to [-127, 127]: below -126.5 the result is 0
-// (the subnormal range flushed), above 127 it stays 2^127. NaN stays NaN.
+// float32 ulp), times 2^n built in the exponent bits. x is clamped below at -127: below -126.5 the result is 0 (the
+// subnormal range flushed). With CLAMP_HIGH it is clamped above at 127 too, so that it stays 2^127; without, the
+// caller guarantees x < 127.5 (the forward's x - max(x)). NaN stays NaN.
 // The callers fold the softmax scale and log2(e) into one multiply-add, and the reduction by whole powers of 2 needs
 // neither expf's two-step ln 2 reduction nor its underflow select: at 1 x 4 heads x 512 x 16, 2 threads, the forward
 // took 514 us against 588 with expf, the backward 984 against 1079 (benchmarks/README.md, issue 21, session 12).
+template <bool CLAMP_HIGH>
 CATCH_INLINE vf vexp2(vf x) {
   x = x < -127.f ? vsplat(-127.f) : x;
-  x = x > 127.f ? vsplat(127.f) : x;
-  const vf t = x + 12582912.0f;  // round(x) in the low mantissa bits (1.5 * 2^23)
-  const vf r = x - (t - 12582912.0f);
+  if constexpr (CLAMP_HIGH) x = x > 127.f ? vsplat(127.f) : x;
+  // round(x) + 127 in the low mantissa bits: 1.5 * 2^23 + 127 rounds every sum to an integer.
+  constexpr float kShifter = 12582912.0f + 127.0f;
+  const vf t = x + kShifter;
+  const vf r = x - (t - kShifter);
   vf p = vsplat(1.5461444854736328e-4f);
   p = p * r + 1.3400427997112274e-3f;
   p = p * r + 9.618056938052177e-3f;
@@ -94,9 +98,9 @@ CATCH_INLINE vf vexp2(vf x) {
   p = p * r + 2.4022650718688965e-1f;
   p = p * r + 6.931471824645996e-1f;
   p = p * r + 1.0f;
-  // n + 127 in the exponent field; n = -127 gives the bits of +0.
-  const vi bits = (__builtin_bit_cast(vi, t) - (0x4B400000 - 127)) << 23;
-  return p * __builtin_bit_cast(vf, bits);
+  // n + 127 into the exponent field: t's bits are 0x4B400000 + n + 127, and shifting by 23 drops the 0x4B400000
+  // (its low 9 bits are zero). n = -127 gives the bits of +0.
+  return p * __builtin_bit_cast(vf, __builtin_bit_cast(vi, t) << 23);
 }
 
 // max(x[0..n)), NaN skipped.
@@ -125,12 +129,12 @@ CATCH_ISA_CLONES float exp_row_shifted(float* x, int64_t n, float scale, float m
   const float mc = mx * c;
   vf vs = vsplat(0.f);
   for (int64_t j = 0; j < full; j += kLanes) {
-    const vf e = vexp2(vload(x + j) * c - mc);
+    const vf e = vexp2<false>(vload(x + j) * c - mc);
     vstore(x + j, e);
     vs += e;
   }
   if (full < n) {
-    const vf e = vexp2(vload_tail(x + full, n - full, ninf) * c - mc);
+    const vf e = vexp2<false>(vload_tail(x + full, n - full, ninf) * c - mc);
     vstore_tail(x + full, e, n - full);
     vs += e;
   }
@@ -159,13 +163,13 @@ CATCH_ISA_CLONES void probs_and_grad_scores_row(float* p, float* dp, int64_t n, 
   const float c = scale * kLog2e, lc = lse * kLog2e;
   const int64_t full = n - n % kLanes;
   for (int64_t j = 0; j < full; j += kLanes) {
-    const vf e = vexp2(vload(p + j) * c - lc);
+    const vf e = vexp2<true>(vload(p + j) * c - lc);
     vstore(p + j, e);
     vstore(dp + j, e * (vload(dp + j) - d) * scale);
   }
   if (full < n) {
     const int64_t rest = n - full;
-    const vf e = vexp2(vload_tail(p + full, rest, 0.f) * c - lc);
+    const vf e = vexp2<true>(vload_tail(p + full, rest, 0.f) * c - lc);
     vstore_tail(p + full, e, rest);
     vstore_tail(dp + full, e * (vload_tail(dp + full, rest, 0.f) - d) * scale, rest);
   }

@@ -5,8 +5,9 @@
 // aten::mm / aten::addmm and return the same (M, N) contiguous result. torch_mlu.compile (kernels.py) puts them in
 // place of the ATen ops in the graphs Inductor compiles, where the ATen ops would be extern calls to MKL's SGEMM.
 //
-// Products whose right operand has contiguous rows run in Catch's register-tiled loops (tiled_product.h; see
-// worth_tiled). Other products of at least kMinMacs multiply-adds run on oneDNN (ATen's mkldnn::_linear_pointwise,
+// Products whose right operand has contiguous rows or columns run in Catch's register-tiled loops (tiled_product.h;
+// see worth_tiled), a column-major one (a linear layer's Wᵀ) packed into rows first and addmm's bias starting the
+// accumulators. Other products of at least kMinMacs multiply-adds run on oneDNN (ATen's mkldnn::_linear_pointwise,
 // y = x wᵀ + b), whose JIT-generated code uses AVX-512 wherever the CPU has it; MKL takes its AVX2 path on non-Intel
 // CPUs, so on those oneDNN is up to twice as fast for these shapes (benchmarks/bench_compile.py measures the
 // effect). Smaller products, other dtypes, and addmm with a bias that is not one value per output column or with
@@ -21,6 +22,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "isa_clones.h"
 #include "onednn_gemm.h"
 #include "tiled_product.h"
 
@@ -62,45 +64,102 @@ at::Tensor row_or_column_major(const at::Tensor& t) {
 bool is_one(const at::Scalar& s) { return !s.isComplex() && s.toDouble() == 1.0; }
 
 // Products for Catch's register-tiled loops (tiled_product.h): B's rows contiguous (a layer's weight or input as it
-// is: the backward's dX = dY W and dW = dYᵀ X), B (k x n padded to whole vectors) within kMaxPackedFloats (1 MiB, a
-// core's L2 on the AMD EPYC it was measured on), which every row tile of A streams past. Measured against MKL's SGEMM
-// at 2 threads: 0.6-0.8x its time from 64 x 10 x 64 to 512 x 512 x 256, 0.86-0.89x at 1024 x 1024 x 256. A linear's
-// forward, X Wᵀ, would need Wᵀ packed first, and with its short reductions (k = 64) even pre-packed it measured
-// slower than MKL (88 us vs 75 for 512 x 64 x 192), so it stays on oneDNN or ATen.
+// is: the backward's dX = dY W and dW = dYᵀ X) or its columns (a linear's forward, X Wᵀ: packed by pack_rows, 3 us
+// for 64 x 256), B (k x n padded to whole vectors) within kMaxPackedFloats (1 MiB, a core's L2 on the AMD EPYC it
+// was measured on), which every row tile of A streams past. Measured against MKL's SGEMM at 2 threads: 0.6-0.8x its
+// time from 64 x 10 x 64 to 512 x 512 x 256, 0.86-0.89x at 1024 x 1024 x 256; the transformer block's forward
+// linears (512 x 64 x 64 to 512 x 256 x 64, Wᵀ packed) 0.86-0.93x, with the bias 0.86-0.94x of MKL's addmm
+// (which copies the bias into its result first; benchmarks/README.md, issue 21, session 15).
 constexpr int64_t kMaxPackedFloats = int64_t{1} << 18;
 
 bool worth_tiled(const at::Tensor& a, const at::Tensor& b) {
   if (!is_float_matrix(a) || !is_float_matrix(b)) return false;
   const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
   const int64_t np = whole_vectors(n);
-  return m > 0 && k > 0 && n > 0 && b.size(0) == k && (b.stride(1) == 1 || n == 1) && k * np <= kMaxPackedFloats;
+  return m > 0 && k > 0 && n > 0 && b.size(0) == k && (b.stride(1) == 1 || b.stride(0) == 1 || n == 1) &&
+         k * np <= kMaxPackedFloats;
+}
+
+// The 16 x 16 block of floats at src (row stride lds) transposed into dst (row stride ldd), in registers: four
+// butterfly stages, each pairing rows b apart (b = 8, 4, 2, 1) and swapping their off-diagonal b x b blocks.
+CATCH_ISA_CLONES void transpose_block(const float* src, int64_t lds, float* dst, int64_t ldd) {
+  vf r[kLanes];
+#pragma GCC unroll 16
+  for (int i = 0; i < kLanes; ++i) r[i] = vload(src + i * lds);
+#pragma GCC unroll 4
+  for (int b = 8; b >= 1; b /= 2) {
+    vi lo, hi;  // lane l of the lower row: its own l, or lane l - b of the upper row; the upper row's mirror
+    for (int l = 0; l < kLanes; ++l) {
+      lo[l] = (l & b) == 0 ? l : kLanes + l - b;
+      hi[l] = (l & b) == 0 ? l + b : kLanes + l;
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < kLanes; ++i) {
+      if ((i & b) != 0) continue;
+      const vf x = r[i], y = r[i + b];
+      r[i] = __builtin_shuffle(x, y, lo);
+      r[i + b] = __builtin_shuffle(x, y, hi);
+    }
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < kLanes; ++i) vstore(dst + i * ldd, r[i]);
+}
+
+// b (k, n) float32 with rows or columns contiguous -> dst (k, np) row-major, columns n..np zero. A column-major b
+// (a linear layer's weight W (n, k) as Wᵀ) is transposed in 16 x 16 blocks (transpose_block), the edges element by
+// element.
+void pack_rows(const at::Tensor& b, int64_t np, float* dst) {
+  const int64_t k = b.size(0), n = b.size(1), s0 = b.stride(0), s1 = b.stride(1);
+  const float* src = b.const_data_ptr<float>();
+  if (np != n) {
+    for (int64_t p = 0; p < k; ++p) std::fill(dst + p * np + n, dst + (p + 1) * np, 0.f);
+  }
+  if (s1 == 1 || n == 1) {
+    for (int64_t p = 0; p < k; ++p) std::copy(src + p * s0, src + p * s0 + n, dst + p * np);
+    return;
+  }
+  // column-major: b(p, j) = src[p + j * s1]
+  const int64_t kf = k - k % kLanes, nf = n - n % kLanes;
+  for (int64_t j0 = 0; j0 < nf; j0 += kLanes) {
+    for (int64_t p0 = 0; p0 < kf; p0 += kLanes) transpose_block(src + j0 * s1 + p0, s1, dst + p0 * np + j0, np);
+  }
+  for (int64_t p = 0; p < k; ++p) {
+    const int64_t j_start = p < kf ? nf : 0;
+    for (int64_t j = j_start; j < n; ++j) dst[p * np + j] = src[p + j * s1];
+  }
 }
 
 // a (m, k) @ b (k, n) (+ bias (n)), (m, n) contiguous. a is read in place along its strides; b is used in place when
-// its rows are whole vectors, else copied with its rows padded to whole vectors.
+// its rows are contiguous whole vectors, else packed (pack_rows). The bias starts the accumulators.
 at::Tensor tiled_mm(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias) {
   const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
   const int64_t np = whole_vectors(n);
   at::Tensor packed = b;
   if (np != n || b.stride(1) != 1) {
     packed = at::empty({k, np}, b.options());
-    if (np != n) packed.narrow(1, n, np - n).zero_();
-    packed.narrow(1, 0, n).copy_(b);
+    pack_rows(b, np, packed.data_ptr<float>());
+  }
+  at::Tensor padded_bias;  // the bias as np contiguous floats (in place when it is)
+  if (bias.has_value()) {
+    if (np == n && bias->is_contiguous()) {
+      padded_bias = *bias;
+    } else {
+      padded_bias = at::zeros({np}, a.options());
+      padded_bias.narrow(0, 0, n).copy_(*bias);
+    }
   }
   auto out = at::empty({m, np}, a.options());
-  if (bias.has_value()) {
-    out.narrow(1, 0, n).copy_(bias->expand({m, n}));
-    if (np != n) out.narrow(1, n, np - n).zero_();  // the padding columns accumulate too: start them defined
-  }
   const float* ap = a.const_data_ptr<float>();
   const float* bp = packed.const_data_ptr<float>();
+  const float* biasp = bias.has_value() ? padded_bias.const_data_ptr<float>() : nullptr;
   float* cp = out.data_ptr<float>();
   const int64_t ar = a.stride(0), ac = a.stride(1), ldb = packed.stride(0);
+  // Rows split between threads in units of 8: whole 8-row tiles, or 6-row ones and a 4- or 2-row tile at the end.
   constexpr int64_t kRowTile = 8;
   at::parallel_for(0, (m + kRowTile - 1) / kRowTile, 1, [&](int64_t begin, int64_t end) {
     const int64_t i0 = begin * kRowTile, rows = std::min(end * kRowTile, m) - i0;
-    if (bias.has_value()) {
-      product_add(rows, np, k, ap + i0 * ar, ar, ac, bp, ldb, cp + i0 * np, np);
+    if (biasp != nullptr) {
+      product_set_bias(rows, np, k, ap + i0 * ar, ar, ac, bp, ldb, cp + i0 * np, np, biasp);
     } else {
       product_set(rows, np, k, ap + i0 * ar, ar, ac, bp, ldb, cp + i0 * np, np);
     }

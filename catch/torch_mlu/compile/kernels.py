@@ -3,9 +3,10 @@
 """Catch's own kernels inside compiled fusion groups: which ATen nodes of a group's graph they replace.
 
 Matrix products: ``aten.mm`` / ``aten.addmm`` become ``torch.ops.torch_mlu.mm`` / ``addmm``
-(``catch/csrc/kernels/gemm_kernels.cpp``): same arguments and result; float32 products of at least 1 Mi
-multiply-adds run on oneDNN, which uses AVX-512 where MKL's SGEMM (Inductor's extern call) takes its AVX2 path, the
-rest on ATen.
+(``catch/csrc/kernels/gemm_kernels.cpp``): same arguments and result; float32 products whose right operand has
+contiguous rows or columns (a linear layer's ``Wᵀ``, packed into rows first) run in Catch's register-tiled loops,
+addmm's bias starting the accumulators; other float32 products of at least 1 Mi multiply-adds on oneDNN, which uses
+AVX-512 where MKL's SGEMM (Inductor's extern call) takes its AVX2 path; the rest on ATen.
 
 Attention: :mod:`torch_mlu.compile.attention_pattern` (on Dynamo's graph) and Inductor's pattern passes
 (``torch/_inductor/fx_passes/fuse_attention.py``) turn attention written out as ``softmax(q @ k.T * scale) @ v``
