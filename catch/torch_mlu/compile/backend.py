@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 from torch._functorch.aot_autograd import aot_module_simplified, make_boxed_func
+from torch._inductor.custom_graph_pass import CustomGraphPass
 from torch.fx import GraphModule
 
 from torch_mlu.compile.attention_pattern import fuse_attention, shield_softmax_over_other_dims
@@ -32,11 +33,26 @@ def _compile_graph(report: FuseReport, kind: str, gm: GraphModule, example_input
     return make_boxed_func(gm.forward)
 
 
+class _JointPasses(CustomGraphPass):
+    """Several joint-graph passes as Inductor's one ``joint_custom_post_pass``, run in order; ``uuid`` combines
+    theirs (``torch._inductor.custom_graph_pass``)."""
+
+    def __init__(self, *passes: CustomGraphPass) -> None:
+        self.passes = passes
+
+    def __call__(self, graph: torch.fx.Graph) -> None:
+        for joint_pass in self.passes:
+            joint_pass(graph)
+
+    def uuid(self) -> bytes:
+        return b"".join(bytes(joint_pass.uuid() or b"") for joint_pass in self.passes)
+
+
 def _partition(gm: GraphModule, joint_inputs: Sequence[Any], **kwargs: Any) -> tuple[GraphModule, GraphModule]:
     """Inductor's partition function (its joint-graph passes, which form the attention pattern, then the min-cut
-    partitioner) with :class:`~torch_mlu.compile.saved_probs.SavedProbsPass` as the last joint-graph pass, except
-    for joint graphs with relu's backward (``aten.threshold_backward``): those get AOTAutograd's default partitioner
-    after the same passes.
+    partitioner) with :class:`~torch_mlu.compile.saved_probs.SavedProbsPass` and
+    :class:`~torch_mlu.compile.saved_erf.SavedErfPass` as the last joint-graph passes, except for joint graphs with
+    relu's backward (``aten.threshold_backward``): those get AOTAutograd's default partitioner after the same passes.
 
     Why: to save memory the min-cut partitioner makes the forward kernel compute relu's ``out <= 0`` and saves it as a
     bool mask, and Inductor's CPU code stores such masks byte by byte (~11 ns per element: 1.5 ms of a 4 ms digits
@@ -48,14 +64,16 @@ def _partition(gm: GraphModule, joint_inputs: Sequence[Any], **kwargs: Any) -> t
     from torch._inductor import config
     from torch._inductor.compile_fx import partition_fn
 
+    from torch_mlu.compile.saved_erf import SavedErfPass
     from torch_mlu.compile.saved_probs import SavedProbsPass
 
     # decomposed by now (le + where), whose nodes keep it as "original_aten" (an OpOverload object of its own: by name)
     relu_backward = "aten.threshold_backward.default"
     if any(relu_backward in (str(node.target), str(node.meta.get("original_aten"))) for node in gm.graph.nodes):
         kwargs["partitioner_fn_override"] = default_partition
-    # After Inductor's own joint-graph passes (which form the attention pattern): attention keeps P for its backward.
-    with config.patch(joint_custom_post_pass=SavedProbsPass()):
+    # After Inductor's own joint-graph passes (which form the attention pattern): attention keeps P for its backward,
+    # and the backward takes erf's output from the forward.
+    with config.patch(joint_custom_post_pass=_JointPasses(SavedProbsPass(), SavedErfPass())):
         return partition_fn(gm, joint_inputs, **kwargs)
 
 
