@@ -64,9 +64,11 @@ at::Tensor row_or_column_major(const at::Tensor& t) {
 bool is_one(const at::Scalar& s) { return !s.isComplex() && s.toDouble() == 1.0; }
 
 // Products for Catch's register-tiled loops (tiled_product.h): B's rows contiguous (a layer's weight or input as it
-// is: the backward's dX = dY W and dW = dYᵀ X) or its columns (a linear's forward, X Wᵀ: packed by pack_rows, 3 us
-// for 64 x 256), B (k x n padded to whole vectors) within kMaxPackedFloats (1 MiB, a core's L2 on the AMD EPYC it
-// was measured on), which every row tile of A streams past. Measured against MKL's SGEMM at 2 threads: 0.6-0.8x its
+// is: the backward's dX = dY W and dW = dYᵀ X) or, in products of at least kMinMacs multiply-adds, its columns (a
+// linear's forward, X Wᵀ: packed by pack_rows, 3 us for 64 x 256 on one thread; at 2 threads the packed copy also
+// has to reach the other core, and 64 x 64 x 10 took 14 us against ATen's 8), B (k x n padded to whole vectors)
+// within kMaxPackedFloats (1 MiB, a core's L2 on the AMD EPYC it was measured on), which every row tile of A streams
+// past. Measured against MKL's SGEMM at 2 threads: 0.6-0.8x its
 // time from 64 x 10 x 64 to 512 x 512 x 256, 0.86-0.89x at 1024 x 1024 x 256; the transformer block's forward
 // linears (512 x 64 x 64 to 512 x 256 x 64, Wᵀ packed) 0.86-0.93x, with the bias 0.86-0.94x of MKL's addmm
 // (which copies the bias into its result first; benchmarks/README.md, issue 21, session 15).
@@ -76,7 +78,8 @@ bool worth_tiled(const at::Tensor& a, const at::Tensor& b) {
   if (!is_float_matrix(a) || !is_float_matrix(b)) return false;
   const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
   const int64_t np = whole_vectors(n);
-  return m > 0 && k > 0 && n > 0 && b.size(0) == k && (b.stride(1) == 1 || b.stride(0) == 1 || n == 1) &&
+  const bool packed_columns = b.stride(0) == 1 && m * k * n >= kMinMacs;  // packing B pays only on larger products
+  return m > 0 && k > 0 && n > 0 && b.size(0) == k && (b.stride(1) == 1 || n == 1 || packed_columns) &&
          k * np <= kMaxPackedFloats;
 }
 
