@@ -5,10 +5,16 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -25,3 +31,21 @@ def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 30
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full_env,
                           timeout=timeout, cwd=REPO)
+
+
+def trains_like_cpu(make_model: Callable[[], torch.nn.Module], x: torch.Tensor) -> None:
+    """The seeded model, compiled with backend="mlu", gives the same outputs and parameter gradients (loss: mean
+    square of the output) as on CPU in eager mode."""
+    import torch
+
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    ref = make_model()
+    model = copy.deepcopy(ref).to("mlu")
+    want = ref(x)
+    want.square().mean().backward()
+    got = torch.compile(model, backend="mlu")(x.to("mlu"))
+    got.square().mean().backward()
+    torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-6)
+    for p_ref, p in zip(ref.parameters(), model.parameters(), strict=True):
+        torch.testing.assert_close(p.grad.cpu(), p_ref.grad, rtol=1e-4, atol=1e-6)

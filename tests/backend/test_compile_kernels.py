@@ -19,7 +19,7 @@ import warnings
 import pytest
 import torch
 import torch.nn.functional as F
-from mlu_helpers import REPO
+from mlu_helpers import REPO, trains_like_cpu
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 import torch_mlu.compile as mlu_compile
@@ -845,29 +845,13 @@ def test_an_interrupted_caller_does_not_leave_the_compile_thread_waiting():
         assert compiling.result(timeout=10) == 5
 
 
-def _trains_like_cpu(make_model, x: torch.Tensor) -> None:
-    """The seeded model, compiled with backend="mlu", gives the same outputs and parameter gradients (loss: mean
-    square of the output) as on CPU in eager mode."""
-    torch._dynamo.reset()
-    torch.manual_seed(0)
-    ref = make_model()
-    model = copy.deepcopy(ref).to("mlu")
-    want = ref(x)
-    want.square().mean().backward()
-    got = torch.compile(model, backend="mlu")(x.to("mlu"))
-    got.square().mean().backward()
-    torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-6)
-    for p_ref, p in zip(ref.parameters(), model.parameters(), strict=True):
-        torch.testing.assert_close(p.grad.cpu(), p_ref.grad, rtol=1e-4, atol=1e-6)
-
-
-def test_compiled_cnn_pools_on_catchs_and_atens_kernels_and_trains_like_cpu():
+def test_compiled_cnn_pools_on_catchs_and_atens_kernels_andtrains_like_cpu():
     # Forward: Inductor's own max-pool lowering (int8 offsets, then a scalar index loop) is left out (backend.py) and
     # the forward group calls Catch's kernel. Backward: Inductor decomposes max_pool2d_with_indices_backward into a
     # scatter_add (a serial loop of indirect stores in its C++) and otherwise lowers it to a gather it cannot
     # vectorize; the backward group calls Catch's kernel instead, with every CATCH_FUSE_KERNELS setting. Oracle: the
     # same model's outputs and gradients on CPU.
-    _trains_like_cpu(lambda: torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3, padding=1), torch.nn.ReLU(),
+    trains_like_cpu(lambda: torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3, padding=1), torch.nn.ReLU(),
                                                  torch.nn.MaxPool2d(2), torch.nn.Flatten(),
                                                  torch.nn.Linear(4 * 4 * 4, 3)), torch.rand(8, 1, 8, 8))
     forward, backward = mlu_compile.last_report().graphs
@@ -879,12 +863,12 @@ def test_compiled_cnn_pools_on_catchs_and_atens_kernels_and_trains_like_cpu():
     assert group.kernels.get("torch_mlu.max_pool2d_with_indices_backward.default") == 1
 
 
-def test_compiled_cnn_runs_catchs_convolutions_and_trains_like_cpu(monkeypatch):
+def test_compiled_cnn_runs_catchs_convolutions_andtrains_like_cpu(monkeypatch):
     # The digits CNN's two layers, with CATCH_FUSE_KERNELS=catch (no timing decides): the first layer on the direct
     # kernels (forward, weight gradient), the second on Winograd's (forward and all three gradients).
     # Oracle: the same model's outputs and gradients on CPU.
     monkeypatch.setenv(kernels.KERNELS_ENV, "catch")
-    _trains_like_cpu(lambda: torch.nn.Sequential(torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(),
+    trains_like_cpu(lambda: torch.nn.Sequential(torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(),
                                                  torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(),
                                                  torch.nn.Flatten(), torch.nn.Linear(32 * 8 * 8, 3)),
                      torch.rand(16, 1, 8, 8))

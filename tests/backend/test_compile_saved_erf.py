@@ -8,10 +8,9 @@ for what the backward computes without the pass.
 
 from __future__ import annotations
 
-import copy
-
 import pytest
 import torch
+from mlu_helpers import trains_like_cpu
 from torch.fx import Graph
 from torch.utils.checkpoint import CheckpointPolicy
 
@@ -24,19 +23,9 @@ def _mlp() -> torch.nn.Module:
 
 
 def _train_once(x: torch.Tensor) -> tuple[dict[str, int], dict[str, int]]:
-    """Compiles the seeded MLP with backend="mlu", checks one forward and backward against eager CPU, and returns the
-    ops of the forward and of the backward fusion group."""
-    torch._dynamo.reset()
-    torch.manual_seed(0)
-    ref = _mlp()
-    model = copy.deepcopy(ref).to("mlu")
-    want = ref(x)
-    want.square().mean().backward()
-    got = torch.compile(model, backend="mlu")(x.to("mlu"))
-    got.square().mean().backward()
-    torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-6)
-    for p_ref, p in zip(ref.parameters(), model.parameters(), strict=True):
-        torch.testing.assert_close(p.grad.cpu(), p_ref.grad, rtol=1e-4, atol=1e-6)
+    """Trains the MLP once compiled (checked against eager CPU) and returns the ops of its forward and of its
+    backward fusion group."""
+    trains_like_cpu(_mlp, x)
     forward, backward = mlu_compile.last_report().graphs
     (forward_group,) = forward.groups
     (backward_group,) = backward.groups
