@@ -98,6 +98,37 @@ def test_attention_rows_of_scores_far_below_zero(lk):
     assert FLASH(q, k, v, scale=10.0)[1].max() < -100
 
 
+@pytest.mark.parametrize("magnitude", [1e2, 1e4, 1e5])
+def test_attention_with_huge_scores_is_as_accurate_as_flash(magnitude):
+    # Scores of 1e4 to 1e10: each row's softmax is one-hot, and exp's argument must come out exactly 0 at the row's
+    # maximum. Formed as x c - max c, it was off by max c's rounding (over 127 past 2^31: NaN outputs); and a
+    # log-sum-exp rounded several times left the backward's P far from 1 there (grad_value inf). The input gradients
+    # are as ill-conditioned for flash as for Catch's kernels, so the test compares output, log-sum-exp and the value
+    # gradient, against the flash op's own float32 error from its float64 result, with and without P kept.
+    g = torch.Generator().manual_seed(3)
+    q, k = (magnitude * torch.randn(1, 2, 64, 16, generator=g) for _ in range(2))
+    v, grad_out = (torch.randn(1, 2, 64, 16, generator=g) for _ in range(2))
+    exact = FLASH(q.double(), k.double(), v.double(), scale=0.25)
+    exact_grad_v = FLASH_BACKWARD(grad_out.double(), q.double(), k.double(), v.double(), *exact, 0.0, False,
+                                  scale=0.25)[2]
+    flash = FLASH(q, k, v, scale=0.25)
+    flash_grad_v = FLASH_BACKWARD(grad_out, q, k, v, *flash, 0.0, False, scale=0.25)[2]
+    out, lse = ATTENTION(q, k, v, scale=0.25)
+    grad_v = ATTENTION_BACKWARD(grad_out, q, k, v, out, lse, scale=0.25)[2]
+    out_p, lse_p, probs = ATTENTION_WITH_PROBS(q, k, v, scale=0.25)
+    grad_v_p = ATTENTION_BACKWARD_WITH_PROBS(grad_out, q, k, v, out_p, probs, scale=0.25)[2]
+
+    def error(got: torch.Tensor, want: torch.Tensor) -> float:
+        return ((got.double() - want).abs().max() / want.abs().max()).item()
+
+    for name, got, ref, want in (("output", out, flash[0], exact[0]), ("logsumexp", lse, flash[1], exact[1]),
+                                 ("grad_value", grad_v, flash_grad_v, exact_grad_v),
+                                 ("output with P", out_p, flash[0], exact[0]),
+                                 ("logsumexp with P", lse_p, flash[1], exact[1]),
+                                 ("grad_value from P", grad_v_p, flash_grad_v, exact_grad_v)):
+        assert error(got, want) <= 1.5 * error(ref, want) + 1e-7, name
+
+
 def _assert_as_accurate_as_flash(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, grad_out: torch.Tensor,
                                  scale: float) -> None:
     """Catch's float32 outputs and gradients are no further from ATen's flash kernels in float64 than the flash

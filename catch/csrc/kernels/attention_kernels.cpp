@@ -80,7 +80,7 @@ constexpr float kLn2 = 0.693147180559945309417232121458f;
 // 2^r by a degree-6 polynomial (Chebyshev interpolation on [-1/2, 1/2], relative error under 1.1e-7, below one
 // float32 ulp), times 2^n built in the exponent bits. x is clamped below at -127: below -126.5 the result is 0 (the
 // subnormal range flushed). With CLAMP_HIGH it is clamped above at 127 too, so that it stays 2^127; without, the
-// caller guarantees x < 127.5 (the forward's x - max(x)). NaN stays NaN.
+// caller guarantees x <= 0 (the forward's (x - max(x)) c: a difference that is never positive). NaN stays NaN.
 // The callers fold the softmax scale and log2(e) into one multiply-add, and the reduction by whole powers of 2 needs
 // neither expf's two-step ln 2 reduction nor its underflow select: at 1 x 4 heads x 512 x 16, 2 threads, the forward
 // took 514 us against 588 with expf, the backward 984 against 1079 (benchmarks/README.md, issue 21, session 12).
@@ -120,32 +120,34 @@ CATCH_ISA_CLONES float row_max(const float* x, int64_t n) {
   return hmax(vm);
 }
 
-// x[0..n) <- exp(scale * (x - mx)), not normalized, where mx = max(x) (row_max, or the tiled product's row maxima).
-// Returns their sum; *shift gets scale * mx in base 2, log2(e) * scale * mx, so that the row's log-sum-exp is
-// ln 2 * (*shift + log2(sum)). scale > 0.
-CATCH_ISA_CLONES float exp_row_shifted(float* x, int64_t n, float scale, float mx, float* shift) {
+// x[0..n) <- exp(scale * (x - mx)), not normalized, where mx = max(x) (row_max, or the tiled product's row maxima);
+// returns their sum, so that the row's log-sum-exp is row_lse(sum, mx, scale). scale > 0. The argument is formed as
+// (x - mx) log2(e) scale, a difference that is never positive, rather than as x c - mx c, which is off by the
+// rounding of mx c: more than 127 once that passes 2^31, and exp then overflowed.
+CATCH_ISA_CLONES float exp_row_shifted(float* x, int64_t n, float scale, float mx) {
   const float ninf = -std::numeric_limits<float>::infinity();
   const int64_t full = n - n % kLanes;
   const float c = scale * kLog2e;
-  const float mc = mx * c;
   vf vs = vsplat(0.f);
   for (int64_t j = 0; j < full; j += kLanes) {
-    const vf e = vexp2<false>(vload(x + j) * c - mc);
+    const vf e = vexp2<false>((vload(x + j) - mx) * c);
     vstore(x + j, e);
     vs += e;
   }
   if (full < n) {
-    const vf e = vexp2<false>(vload_tail(x + full, n - full, ninf) * c - mc);
+    const vf e = vexp2<false>((vload_tail(x + full, n - full, ninf) - mx) * c);
     vstore_tail(x + full, e, n - full);
     vs += e;
   }
-  *shift = mc;
   return hsum(vs);
 }
 
-// The natural log-sum-exp of a row from exp_row_shifted's sum and shift. In float: glibc's double log2 carries a
-// GLIBC_2.29 symbol version, above the manylinux_2_28 baseline (test_fixes_symbols.py).
-float row_lse(float sum, float shift) { return (shift + std::log2(sum)) * kLn2; }
+// The natural log-sum-exp of a row, scale * mx + ln(sum), from its maximum mx and exp_row_shifted's sum, in one
+// rounding: where ln(sum) is below half an ulp of scale * mx it is exactly the backward's rounded scale * s for the
+// row's maximum s, so P's largest value comes out as exp(0) = 1 however large the scores (as in ATen's flash kernels).
+// In float: glibc's double log2 carries a GLIBC_2.29 symbol version, above the manylinux_2_28 baseline
+// (test_fixes_symbols.py).
+float row_lse(float sum, float mx, float scale) { return std::fma(mx, scale, kLn2 * std::log2(sum)); }
 
 // log2(x) lane-wise for positive normal finite x: x = 2^e m with m in [1/sqrt 2, sqrt 2), and
 // log2 m = (2 / ln 2) atanh(t), t = (m - 1) / (m + 1), |t| <= 0.1716, by its odd series up to t^9 (the next term is
@@ -166,45 +168,45 @@ CATCH_INLINE vf vlog2(vf x) {
   return __builtin_convertvector(e, vf) + t * p;
 }
 
-// lse[r * stride] = row_lse(sums[r], shifts[r]) for r < m, the log2 of 16 rows at a time (vlog2; std::log2 for sums
-// that are not positive normal finite floats: 0, inf or NaN rows). sums and shifts hold whole vectors of rows
+// lse[r * stride] = row_lse(sums[r], maxes[r], scale) for r < m, the log2 of 16 rows at a time (vlog2; std::log2 for
+// sums that are not positive normal finite floats: 0, inf or NaN rows). sums and maxes hold whole vectors of rows
 // (m rounded up to kLanes).
-CATCH_ISA_CLONES void block_lse(int64_t m, const float* sums, const float* shifts, float* lse, int64_t stride) {
+CATCH_ISA_CLONES void block_lse(int64_t m, const float* sums, const float* maxes, float scale, float* lse,
+                                int64_t stride) {
   for (int64_t r0 = 0; r0 < m; r0 += kLanes) {
-    const vf x = vload(sums + r0);
-    const vf y = (vload(shifts + r0) + vlog2(x)) * kLn2;
+    const vf ln_sums = vlog2(vload(sums + r0)) * kLn2;
     for (int64_t i = 0; i < kLanes && r0 + i < m; ++i) {
       const float sum = sums[r0 + i];
       const bool normal = sum >= std::numeric_limits<float>::min() && sum <= std::numeric_limits<float>::max();
-      lse[(r0 + i) * stride] = normal ? y[i] : row_lse(sum, shifts[r0 + i]);
+      lse[(r0 + i) * stride] = normal ? std::fma(maxes[r0 + i], scale, ln_sums[i]) : row_lse(sum, maxes[r0 + i], scale);
     }
   }
 }
 
 // x[0..n) <- softmax(scale * x); returns the log-sum-exp of scale * x. scale > 0.
 CATCH_ISA_CLONES float softmax_row(float* x, int64_t n, float scale) {
-  float shift;
-  const float sum = exp_row_shifted(x, n, scale, row_max(x, n), &shift);
+  const float mx = row_max(x, n);
+  const float sum = exp_row_shifted(x, n, scale, mx);
   const float inv = 1.f / sum;
   const int64_t full = n - n % kLanes;
   for (int64_t j = 0; j < full; j += kLanes) vstore(x + j, vload(x + j) * inv);
   for (int64_t j = full; j < n; ++j) x[j] *= inv;
-  return row_lse(sum, shift);
+  return row_lse(sum, mx, scale);
 }
 
-// One row of the backward's row pass, from the scores s and dP: p <- P = exp(scale * s - lse), and
+// One row of the backward's row pass, from the scores s and dP: p <- P = exp(scale * s - lse), the argument formed
+// as (scale * s - lse) log2(e), scale * s rounded first as in row_lse, and
 // dp <- dS = P * (dP - d) * scale, where d = rowsum(dO * O).
 CATCH_ISA_CLONES void probs_and_grad_scores_row(float* p, float* dp, int64_t n, float scale, float lse, float d) {
-  const float c = scale * kLog2e, lc = lse * kLog2e;
   const int64_t full = n - n % kLanes;
   for (int64_t j = 0; j < full; j += kLanes) {
-    const vf e = vexp2<true>(vload(p + j) * c - lc);
+    const vf e = vexp2<true>((vload(p + j) * scale - lse) * kLog2e);
     vstore(p + j, e);
     vstore(dp + j, e * (vload(dp + j) - d) * scale);
   }
   if (full < n) {
     const int64_t rest = n - full;
-    const vf e = vexp2<true>(vload_tail(p + full, rest, 0.f) * c - lc);
+    const vf e = vexp2<true>((vload_tail(p + full, rest, 0.f) * scale - lse) * kLog2e);
     vstore_tail(p + full, e, rest);
     vstore_tail(dp + full, e * (vload_tail(dp + full, rest, 0.f) - d) * scale, rest);
   }
@@ -331,10 +333,9 @@ void attention_tiled(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   at::parallel_for(0, q.size(0) * heads * blocks, 1, [&](int64_t begin, int64_t end) {
     auto scores_buffer = std::make_unique_for_overwrite<float[]>(block * sp);
     auto inv_sums = std::make_unique_for_overwrite<float[]>(block);
-    auto maxes = std::make_unique_for_overwrite<float[]>(block);
-    // each row's sum of exp and shift (exp_row_shifted), in whole vectors of rows for block_lse
+    auto maxes = std::make_unique<float[]>(whole_vectors(block));
+    // each row's sum of exp (exp_row_shifted), in whole vectors of rows for block_lse, as the maxima
     auto sums = std::make_unique<float[]>(whole_vectors(block));
-    auto shifts = std::make_unique<float[]>(whole_vectors(block));
     auto vmax = std::make_unique_for_overwrite<float[]>(block * kLanes);
     for (int64_t t = begin; t < end; ++t) {
       const int64_t bh = t / blocks, b = bh / heads, h = bh % heads;
@@ -350,10 +351,10 @@ void attention_tiled(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
       float* lse_block = lp + b * lse.stride(0) + h * lse.stride(1) + i0 * lse.stride(2);
       float* o = os.head(b, h) + i0 * os.row;
       for (int64_t r = 0; r < m; ++r) {
-        sums[r] = exp_row_shifted(scores + r * sp, s, scale, maxes[r], &shifts[r]);
+        sums[r] = exp_row_shifted(scores + r * sp, s, scale, maxes[r]);
         inv_sums[r] = 1.f / sums[r];
       }
-      block_lse(m, sums.get(), shifts.get(), lse_block, lse.stride(2));
+      block_lse(m, sums.get(), maxes.get(), scale, lse_block, lse.stride(2));
       // O = P V with P not yet normalized; each row of O is divided by its sum instead, dv values against s.
       product_set(m, dv, s, scores, sp, 1, vs.head(b, h), vs.row, o, os.row);
       scale_rows(m, dv, inv_sums.get(), o, os.row);
