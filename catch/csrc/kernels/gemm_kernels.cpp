@@ -68,8 +68,8 @@ bool is_one(const at::Scalar& s) { return !s.isComplex() && s.toDouble() == 1.0;
 // linear's forward, X Wᵀ: packed by pack_rows, 3 us for 64 x 256 on one thread; at 2 threads the packed copy also
 // has to reach the other core, and 64 x 64 x 10 took 14 us against ATen's 8), B (k x n padded to whole vectors)
 // within kMaxPackedFloats (1 MiB, a core's L2 on the AMD EPYC it was measured on), which every row tile of A streams
-// past. Measured against MKL's SGEMM at 2 threads: 0.6-0.8x its
-// time from 64 x 10 x 64 to 512 x 512 x 256, 0.86-0.89x at 1024 x 1024 x 256; the transformer block's forward
+// past. Measured against MKL's SGEMM at 2 threads: 0.6-0.8x its time from 64 x 10 x 64 to 512 x 512 x 256,
+// 0.86-0.89x at 1024 x 1024 x 256; the transformer block's forward
 // linears (512 x 64 x 64 to 512 x 256 x 64, Wᵀ packed) 0.86-0.93x, with the bias 0.86-0.94x of MKL's addmm
 // (which copies the bias into its result first; benchmarks/README.md, issue 21, session 15).
 constexpr int64_t kMaxPackedFloats = int64_t{1} << 18;

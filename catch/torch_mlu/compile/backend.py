@@ -33,26 +33,38 @@ def _compile_graph(report: FuseReport, kind: str, gm: GraphModule, example_input
     return make_boxed_func(gm.forward)
 
 
-class _JointPasses(CustomGraphPass):
-    """Several joint-graph passes as Inductor's one ``joint_custom_post_pass``, run in order; ``uuid`` combines
-    theirs (``torch._inductor.custom_graph_pass``)."""
+class _SavedForBackwardPass(CustomGraphPass):
+    """Inductor's ``joint_custom_post_pass`` for mlu graphs: what the forward saves for the backward. Attention keeps
+    its probabilities (:func:`~torch_mlu.compile.saved_probs.keep_probs`) and erf's output is saved
+    (:func:`~torch_mlu.compile.saved_erf.save_erf`), unless ``CATCH_FUSE_KERNELS`` is ``aten`` (read when the pass is
+    made). ``uuid`` hashes both modules and the setting, for Inductor's and AOTAutograd's caches
+    (``torch._inductor.custom_graph_pass``)."""
 
-    def __init__(self, *passes: CustomGraphPass) -> None:
-        self.passes = passes
+    def __init__(self) -> None:
+        from torch_mlu.compile.kernels import kernels_setting
+
+        self.setting = kernels_setting()
 
     def __call__(self, graph: torch.fx.Graph) -> None:
-        for joint_pass in self.passes:
-            joint_pass(graph)
+        from torch_mlu.compile.saved_erf import save_erf
+        from torch_mlu.compile.saved_probs import keep_probs
+
+        if self.setting != "aten":
+            keep_probs(graph)
+            save_erf(graph)
 
     def uuid(self) -> bytes:
-        return b"".join(bytes(joint_pass.uuid() or b"") for joint_pass in self.passes)
+        from torch._inductor.custom_graph_pass import get_hash_for_files
+
+        from torch_mlu.compile import saved_erf, saved_probs
+
+        return get_hash_for_files((saved_probs.__file__, saved_erf.__file__)) + self.setting.encode()
 
 
 def _partition(gm: GraphModule, joint_inputs: Sequence[Any], **kwargs: Any) -> tuple[GraphModule, GraphModule]:
     """Inductor's partition function (its joint-graph passes, which form the attention pattern, then the min-cut
-    partitioner) with :class:`~torch_mlu.compile.saved_probs.SavedProbsPass` and
-    :class:`~torch_mlu.compile.saved_erf.SavedErfPass` as the last joint-graph passes, except for joint graphs with
-    relu's backward (``aten.threshold_backward``): those get AOTAutograd's default partitioner after the same passes.
+    partitioner) with :class:`_SavedForBackwardPass` as the last joint-graph pass, except for joint graphs with relu's
+    backward (``aten.threshold_backward``): those get AOTAutograd's default partitioner after the same passes.
 
     Why: to save memory the min-cut partitioner makes the forward kernel compute relu's ``out <= 0`` and saves it as a
     bool mask, and Inductor's CPU code stores such masks byte by byte (~11 ns per element: 1.5 ms of a 4 ms digits
@@ -64,16 +76,13 @@ def _partition(gm: GraphModule, joint_inputs: Sequence[Any], **kwargs: Any) -> t
     from torch._inductor import config
     from torch._inductor.compile_fx import partition_fn
 
-    from torch_mlu.compile.saved_erf import SavedErfPass
-    from torch_mlu.compile.saved_probs import SavedProbsPass
-
     # decomposed by now (le + where), whose nodes keep it as "original_aten" (an OpOverload object of its own: by name)
     relu_backward = "aten.threshold_backward.default"
     if any(relu_backward in (str(node.target), str(node.meta.get("original_aten"))) for node in gm.graph.nodes):
         kwargs["partitioner_fn_override"] = default_partition
     # After Inductor's own joint-graph passes (which form the attention pattern): attention keeps P for its backward,
     # and the backward takes erf's output from the forward.
-    with config.patch(joint_custom_post_pass=_JointPasses(SavedProbsPass(), SavedErfPass())):
+    with config.patch(joint_custom_post_pass=_SavedForBackwardPass()):
         return partition_fn(gm, joint_inputs, **kwargs)
 
 

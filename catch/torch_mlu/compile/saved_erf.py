@@ -18,11 +18,8 @@ erf, and not with ``CATCH_FUSE_KERNELS=aten``, which stays Inductor's own partit
 from __future__ import annotations
 
 import torch
-from torch._inductor.custom_graph_pass import CustomGraphPass, get_hash_for_files
 from torch.fx import Graph
 from torch.utils.checkpoint import CheckpointPolicy
-
-from torch_mlu.compile.kernels import kernels_setting
 
 ERF = torch.ops.aten.erf.default
 # Largest erf output saved per node: beyond it the activation memory outweighs the recompute.
@@ -46,19 +43,3 @@ def save_erf(graph: Graph) -> int:
         node.meta["recompute"] = CheckpointPolicy.MUST_SAVE
         marked += 1
     return marked
-
-
-class SavedErfPass(CustomGraphPass):
-    """Inductor joint-graph pass running :func:`save_erf` unless ``CATCH_FUSE_KERNELS`` is ``aten`` (read when the
-    pass is made); ``marked`` counts the erf nodes it marked. ``uuid`` hashes this file and the setting."""
-
-    def __init__(self, setting: str | None = None) -> None:
-        self.setting = kernels_setting() if setting is None else setting
-        self.marked = 0
-
-    def __call__(self, graph: Graph) -> None:
-        if self.setting != "aten":
-            self.marked += save_erf(graph)
-
-    def uuid(self) -> bytes:
-        return get_hash_for_files((__file__,)) + self.setting.encode()

@@ -29,10 +29,9 @@ from __future__ import annotations
 import operator
 
 import torch
-from torch._inductor.custom_graph_pass import CustomGraphPass, get_hash_for_files
 from torch.fx import Graph, Node
 
-from torch_mlu.compile.kernels import FLASH, FLASH_BACKWARD, _arguments, kernels_setting, replacement
+from torch_mlu.compile.kernels import FLASH, FLASH_BACKWARD, _arguments, replacement
 
 ATTENTION_WITH_PROBS = torch.ops.torch_mlu.attention_with_probs.default
 ATTENTION_BACKWARD_WITH_PROBS = torch.ops.torch_mlu.attention_backward_with_probs.default
@@ -140,26 +139,6 @@ def keep_probs(graph: Graph) -> int:
         graph.erase_node(forward)
         rewritten += 1
     return rewritten
-
-
-class SavedProbsPass(CustomGraphPass):
-    """Inductor ``joint_custom_post_pass`` running :func:`keep_probs` unless ``CATCH_FUSE_KERNELS`` is ``aten``
-    (read when the pass is made); ``rewritten`` counts the forwards it rewrote.
-
-    ``uuid`` hashes this file and the setting, for Inductor's and AOTAutograd's caches
-    (``torch._inductor.custom_graph_pass``).
-    """
-
-    def __init__(self, setting: str | None = None) -> None:
-        self.setting = kernels_setting() if setting is None else setting
-        self.rewritten = 0
-
-    def __call__(self, graph: Graph) -> None:
-        if self.setting != "aten":
-            self.rewritten += keep_probs(graph)
-
-    def uuid(self) -> bytes:
-        return get_hash_for_files((__file__,)) + self.setting.encode()
 
 
 def _probs_layout(query: torch.Tensor, s: int) -> torch.Tensor:
