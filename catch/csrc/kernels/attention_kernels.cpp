@@ -53,8 +53,9 @@
 #include <xmmintrin.h>
 
 #include "isa_clones.h"
-#include "tiled_product.h"
 #include "onednn_gemm.h"
+#include "tiled_product.h"
+#include "vector_math.h"
 
 namespace torch_mlu {
 namespace {
@@ -73,36 +74,7 @@ constexpr int64_t kMinHeadMacsBackward = int64_t{1} << 21;
 
 // ---- row passes -------------------------------------------------------------------------------------------------
 
-constexpr float kLog2e = 1.44269504088896341f;
 constexpr float kLn2 = 0.693147180559945309417232121458f;
-
-// 2^x lane-wise, for the arguments of softmax (x <= 0, up to rounding): x = n + r with n = round(x), |r| <= 1/2,
-// 2^r by a degree-6 polynomial (Chebyshev interpolation on [-1/2, 1/2], relative error under 1.1e-7, below one
-// float32 ulp), times 2^n built in the exponent bits. x is clamped below at -127: below -126.5 the result is 0 (the
-// subnormal range flushed). With CLAMP_HIGH it is clamped above at 127 too, so that it stays 2^127; without, the
-// caller guarantees x <= 0 (the forward's (x - max(x)) c: a difference that is never positive). NaN stays NaN.
-// The callers fold the softmax scale and log2(e) into one multiply-add, and the reduction by whole powers of 2 needs
-// neither expf's two-step ln 2 reduction nor its underflow select: at 1 x 4 heads x 512 x 16, 2 threads, the forward
-// took 514 us against 588 with expf, the backward 984 against 1079 (benchmarks/README.md, issue 21, session 12).
-template <bool CLAMP_HIGH>
-CATCH_INLINE vf vexp2(vf x) {
-  x = x < -127.f ? vsplat(-127.f) : x;
-  if constexpr (CLAMP_HIGH) x = x > 127.f ? vsplat(127.f) : x;
-  // round(x) + 127 in the low mantissa bits: 1.5 * 2^23 + 127 rounds every sum to an integer.
-  constexpr float kShifter = 12582912.0f + 127.0f;
-  const vf t = x + kShifter;
-  const vf r = x - (t - kShifter);
-  vf p = vsplat(1.5461444854736328e-4f);
-  p = p * r + 1.3400427997112274e-3f;
-  p = p * r + 9.618056938052177e-3f;
-  p = p * r + 5.550327152013779e-2f;
-  p = p * r + 2.4022650718688965e-1f;
-  p = p * r + 6.931471824645996e-1f;
-  p = p * r + 1.0f;
-  // n + 127 into the exponent field: t's bits are 0x4B400000 + n + 127, and shifting by 23 drops the 0x4B400000
-  // (its low 9 bits are zero). n = -127 gives the bits of +0.
-  return p * __builtin_bit_cast(vf, __builtin_bit_cast(vi, t) << 23);
-}
 
 // max(x[0..n)), NaN skipped.
 CATCH_ISA_CLONES float row_max(const float* x, int64_t n) {

@@ -68,14 +68,21 @@ CATCH_INLINE float hsum(vf v) {
 // 16, which took the attention's Q Kᵀ (reductions of 16) from 85 to 100 GFLOP/s on one core. No blocking over k:
 // the callers keep each operand within a core's L2 cache.
 
+// Stores a vector of the result as it is; an epilogue (vector_math.h's GeluStore) is another type with the same call.
+struct PlainStore {
+  CATCH_INLINE void operator()(float* p, vf x) const { vstore(p, x); }
+};
+
 // c[MR x NV*kLanes] (+)= A[MR x k] B[k x NV*kLanes]; A(r, p) = a[r * ar + p * ac], B(p, j) = b[p * ldb + j],
 // C(r, j) = c[r * ldc + j].
 // With MAX, also vmax[r * kLanes ..] <- lane-wise max(vmax row r, the tile's row r), r < MR: the caller's running
 // row maxima, so that softmax needs no pass of its own to find them. Without ACC, a non-null `bias` (NV * kLanes
-// floats) starts every row of the tile instead of 0: C = A B + bias.
-template <int MR, int NV, bool ACC, bool MAX = false>
+// floats) starts every row of the tile instead of 0: C = A B + bias. Each vector of C goes through store(address,
+// value), which may apply a function on the way (an activation: C = f(A B + bias)).
+template <int MR, int NV, bool ACC, bool MAX = false, class Store = PlainStore>
 CATCH_INLINE void product_tile(const float* a, int64_t ar, int64_t ac, const float* b, int64_t ldb, int64_t k, float* c,
-                               int64_t ldc, float* vmax = nullptr, const float* bias = nullptr) {
+                               int64_t ldc, float* vmax = nullptr, const float* bias = nullptr,
+                               const Store& store = Store{}) {
   vf acc[MR][NV];
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
@@ -98,7 +105,7 @@ CATCH_INLINE void product_tile(const float* a, int64_t ar, int64_t ac, const flo
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) vstore(c + r * ldc + v * kLanes, acc[r][v]);
+    for (int v = 0; v < NV; ++v) store(c + r * ldc + v * kLanes, acc[r][v]);
   }
   if constexpr (MAX) {
 #pragma GCC unroll 8
@@ -112,26 +119,31 @@ CATCH_INLINE void product_tile(const float* a, int64_t ar, int64_t ac, const flo
 }
 
 // One column panel of NV vectors, its rows in tiles: 6 rows x 4 vectors (24 accumulators), else 8 rows.
-template <int NV, bool ACC, bool MAX>
+template <int NV, bool ACC, bool MAX, class Store>
 CATCH_INLINE void product_columns(int64_t m, int64_t k, const float* a, int64_t ar, int64_t ac, const float* b,
-                                  int64_t ldb, float* c, int64_t ldc, float* vmax, const float* bias) {
+                                  int64_t ldb, float* c, int64_t ldc, float* vmax, const float* bias,
+                                  const Store& store) {
   constexpr int kRows = NV == 4 ? 6 : 8;
   int64_t i = 0;
   for (; i + kRows <= m; i += kRows) {
-    product_tile<kRows, NV, ACC, MAX>(a + i * ar, ar, ac, b, ldb, k, c + i * ldc, ldc, vmax + i * kLanes, bias);
+    product_tile<kRows, NV, ACC, MAX, Store>(a + i * ar, ar, ac, b, ldb, k, c + i * ldc, ldc, vmax + i * kLanes,
+                                             bias, store);
   }
   if constexpr (NV == 4) {
     if (i + 4 <= m) {
-      product_tile<4, NV, ACC, MAX>(a + i * ar, ar, ac, b, ldb, k, c + i * ldc, ldc, vmax + i * kLanes, bias);
+      product_tile<4, NV, ACC, MAX, Store>(a + i * ar, ar, ac, b, ldb, k, c + i * ldc, ldc, vmax + i * kLanes,
+                                           bias, store);
       i += 4;
     }
     if (i + 2 <= m) {
-      product_tile<2, NV, ACC, MAX>(a + i * ar, ar, ac, b, ldb, k, c + i * ldc, ldc, vmax + i * kLanes, bias);
+      product_tile<2, NV, ACC, MAX, Store>(a + i * ar, ar, ac, b, ldb, k, c + i * ldc, ldc, vmax + i * kLanes,
+                                           bias, store);
       i += 2;
     }
   }
   for (; i < m; ++i) {
-    product_tile<1, NV, ACC, MAX>(a + i * ar, ar, ac, b, ldb, k, c + i * ldc, ldc, vmax + i * kLanes, bias);
+    product_tile<1, NV, ACC, MAX, Store>(a + i * ar, ar, ac, b, ldb, k, c + i * ldc, ldc, vmax + i * kLanes,
+                                         bias, store);
   }
 }
 
@@ -147,21 +159,25 @@ CATCH_INLINE bool wide_tiles() {
 
 // C[m x n] (+)= A[m x k] B[k x n], addressed as in product_tile; n a multiple of kLanes. With MAX, vmax (m x kLanes)
 // accumulates the lane-wise maxima of C's rows.
-template <bool ACC, bool MAX = false>
+template <bool ACC, bool MAX = false, class Store = PlainStore>
 CATCH_INLINE void product(int64_t m, int64_t n, int64_t k, const float* a, int64_t ar, int64_t ac, const float* b,
-                          int64_t ldb, float* c, int64_t ldc, float* vmax = nullptr, const float* bias = nullptr) {
+                          int64_t ldb, float* c, int64_t ldc, float* vmax = nullptr, const float* bias = nullptr,
+                          const Store& store = Store{}) {
   int64_t j = 0;
   // Wide tiles only where A's rows are contiguous: read down the columns of a transposed A (ac > 1, a weight
   // gradient's dYᵀ), 6-row tiles measured 2-4 % slower than 8-row ones (64 x 512 x 256: 78-79 us against 76-77).
   const bool wide = ac == 1 && wide_tiles();
   for (; wide && j + 4 * kLanes <= n; j += 4 * kLanes) {
-    product_columns<4, ACC, MAX>(m, k, a, ar, ac, b + j, ldb, c + j, ldc, vmax, bias ? bias + j : nullptr);
+    product_columns<4, ACC, MAX>(m, k, a, ar, ac, b + j, ldb, c + j, ldc, vmax, bias ? bias + j : nullptr,
+                                 store);
   }
   for (; j + 2 * kLanes <= n; j += 2 * kLanes) {
-    product_columns<2, ACC, MAX>(m, k, a, ar, ac, b + j, ldb, c + j, ldc, vmax, bias ? bias + j : nullptr);
+    product_columns<2, ACC, MAX>(m, k, a, ar, ac, b + j, ldb, c + j, ldc, vmax, bias ? bias + j : nullptr,
+                                 store);
   }
   for (; j < n; j += kLanes) {
-    product_columns<1, ACC, MAX>(m, k, a, ar, ac, b + j, ldb, c + j, ldc, vmax, bias ? bias + j : nullptr);
+    product_columns<1, ACC, MAX>(m, k, a, ar, ac, b + j, ldb, c + j, ldc, vmax, bias ? bias + j : nullptr,
+                                 store);
   }
 }
 

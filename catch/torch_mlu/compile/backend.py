@@ -23,6 +23,9 @@ from torch._inductor.custom_graph_pass import CustomGraphPass
 from torch.fx import GraphModule
 
 from torch_mlu.compile.attention_pattern import fuse_attention, shield_softmax_over_other_dims
+from torch_mlu.compile.errors import FuseConfigError
+from torch_mlu.compile.kernels import kernels_setting
+from torch_mlu.compile.linear_gelu import fuse_linear_gelu
 from torch_mlu.compile.partition import partition_graph
 from torch_mlu.compile.report import FuseReport, new_report, publish
 
@@ -41,8 +44,6 @@ class _SavedForBackwardPass(CustomGraphPass):
     (``torch._inductor.custom_graph_pass``)."""
 
     def __init__(self) -> None:
-        from torch_mlu.compile.kernels import kernels_setting
-
         self.setting = kernels_setting()
 
     def __call__(self, graph: torch.fx.Graph) -> None:
@@ -105,6 +106,16 @@ def decompositions() -> dict[Any, Any]:
     return {op: fn for op, fn in select_decomp_table().items() if str(op) not in _SLOW_DECOMPOSITIONS}
 
 
+def _catch_kernels_wanted() -> bool:
+    """Whether ``CATCH_FUSE_KERNELS`` lets Catch's kernels in (not ``aten``). An invalid value counts as no here: its
+    :class:`~torch_mlu.compile.errors.FuseConfigError` is raised when the first fusion group compiles, at the first
+    call, rather than wrapped in Dynamo's ``BackendCompilerFailed``."""
+    try:
+        return kernels_setting() != "aten"
+    except FuseConfigError:
+        return False
+
+
 def _has_symbolic_shapes(example_inputs: Sequence[Any]) -> bool:
     for value in example_inputs:
         if isinstance(value, torch.SymInt):
@@ -119,8 +130,10 @@ def mlu_backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor], **
 
     ``gm``/``example_inputs``: Dynamo's graph and fake inputs (``torch._dynamo`` ``CompilerFn`` protocol). Returns
     the AOTAutograd-wrapped callable; training works through the backward graph. Attention written out by hand is
-    first rewritten into ``F.scaled_dot_product_attention``, and a softmax over another dim between two products is
-    kept from Inductor's attention patterns (:mod:`torch_mlu.compile.attention_pattern`). Options
+    first rewritten into ``F.scaled_dot_product_attention``, a softmax over another dim between two products is
+    kept from Inductor's attention patterns (:mod:`torch_mlu.compile.attention_pattern`), and a linear layer
+    followed by GELU becomes one ``torch_mlu.linear_gelu`` unless ``CATCH_FUSE_KERNELS=aten``
+    (:mod:`torch_mlu.compile.linear_gelu`). Options
     are not accepted: ``torch.compile(..., options=...)`` raises ``TypeError`` naming them. A graph with symbolic
     shapes (Dynamo's
     automatic dynamic shapes, after an input's shape changed) gets a ``UserWarning``: none of its nodes can be
@@ -136,6 +149,8 @@ def mlu_backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor], **
     if not _has_symbolic_shapes(example_inputs):
         fuse_attention(gm)
         shield_softmax_over_other_dims(gm)
+        if _catch_kernels_wanted():
+            fuse_linear_gelu(gm)
     else:
         warnings.warn(
             "mlu backend: this graph has dynamic shapes (Dynamo recompiles with symbolic sizes once an input's shape "

@@ -27,6 +27,10 @@ pattern passes, so it also sees the attention that Inductor formed inside the gr
 attention mask or causal masking keep the flash ops. The ``eager``, ``cpu`` and ``layerwise`` debug modes run the
 group's original graph, so they remain the reference for these kernels.
 
+A linear layer followed by GELU reaches the groups already as one ``torch_mlu.linear_gelu`` node (put in on
+Dynamo's graph by :mod:`torch_mlu.compile.linear_gelu`, except with ``CATCH_FUSE_KERNELS=aten``); it is counted
+with the kernels a group uses, not timed.
+
 Convolutions (float32, contiguous, stride and dilation 1, groups 1) become ``torch.ops.torch_mlu.convolution`` /
 ``convolution_backward`` (``catch/csrc/kernels/conv_kernels.cpp``). Layers with few input taps (a first layer:
 ``Cin * kh * kw`` at most 32) run on direct kernels that keep output rows in vector registers through all taps, where
@@ -82,6 +86,8 @@ ATTENTION_BACKWARD = torch.ops.torch_mlu.attention_backward.default
 # Put in by the joint-graph pass (torch_mlu.compile.saved_probs); counted here with the kernels a group uses.
 SAVED_PROBS_OPS = (torch.ops.torch_mlu.attention_with_probs.default,
                    torch.ops.torch_mlu.attention_backward_with_probs.default)
+# Put in on Dynamo's graph (torch_mlu.compile.linear_gelu); counted the same way.
+LINEAR_GELU = torch.ops.torch_mlu.linear_gelu.default
 
 CONVOLUTION = torch.ops.torch_mlu.convolution.default
 CONVOLUTION_BACKWARD = torch.ops.torch_mlu.convolution_backward.default
@@ -392,7 +398,7 @@ class CatchKernelPass(CustomGraphPass):
     def __call__(self, graph: Graph) -> None:
         unfuse_bias_add(graph)
         used = keep_aten_kernels(graph)
-        for op in SAVED_PROBS_OPS:
+        for op in (*SAVED_PROBS_OPS, LINEAR_GELU):
             if count := len(graph.find_nodes(op="call_function", target=op)):
                 used[str(op)] = count
         if self.setting != "aten":
