@@ -94,6 +94,14 @@ def test_linear_gelu_backward_is_the_linear_layers():
         torch.testing.assert_close(got.double(), want.grad, rtol=1e-4, atol=1e-4)
 
 
+def test_linear_gelu_refuses_a_double_backward():
+    # its backward treats the saved derivative as a constant: a second derivative would be silently wrong
+    x = torch.randn(4, 16, requires_grad=True)
+    out, _ = linear_gelu(x, torch.randn(32, 16), None, True)
+    with pytest.raises(RuntimeError, match="double backward"):
+        torch.autograd.grad(out.sum(), x, create_graph=True)
+
+
 def test_linear_gelu_without_derivative_refuses_a_backward():
     w = torch.randn(32, 16, requires_grad=True)
     out, _ = linear_gelu(torch.randn(4, 16), w, None)

@@ -17,6 +17,7 @@
 #include <ATen/Functions.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/core/grad_mode.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
@@ -309,6 +310,9 @@ class LinearGeluFunction : public torch::autograd::Function<LinearGeluFunction> 
     TORCH_CHECK(ctx->saved_data["derivative"].toBool(),
                 "torch_mlu::linear_gelu was called with derivative=False (its result did not require grad when the "
                 "graph was compiled), so it has no backward");
+    // The derivative is saved as a constant, so a second derivative would miss its dependence on the input.
+    TORCH_CHECK(!at::GradMode::is_enabled(),
+                "torch_mlu::linear_gelu has no double backward (create_graph=True); use F.gelu(F.linear(...))");
     const auto saved = ctx->get_saved_variables();
     const auto& input = saved[0];
     const auto& weight = saved[1];
