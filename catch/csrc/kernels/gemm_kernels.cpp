@@ -146,15 +146,11 @@ CATCH_ISA_CLONES void product_set_bias_gelu(int64_t m, int64_t n, int64_t k, con
   product<false, false, GeluStore>(m, n, k, a, ar, ac, b, ldb, c, ldc, nullptr, bias, GeluStore{c, d});
 }
 
-// What tiled_mm applies to A B + bias on the way out of the registers.
-enum class Activation { kNone, kGelu, kGeluWithDerivative };
-
 // a (m, k) @ b (k, n) (+ bias (n)), (m, n) contiguous. a is read in place along its strides; b is used in place when
-// its rows are contiguous whole vectors, else packed (pack_rows). The bias starts the accumulators. With an
-// activation the result is gelu(a b + bias), and with kGeluWithDerivative `derivative` is set to gelu'(a b + bias),
-// (m, n) contiguous as well.
-at::Tensor tiled_mm(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias,
-                    Activation activation = Activation::kNone, at::Tensor* derivative = nullptr) {
+// its rows are contiguous whole vectors, else packed (pack_rows). The bias starts the accumulators. With `gelu` the
+// result is gelu(a b + bias), and a non-null `gelu_derivative` is then set to gelu'(a b + bias), (m, n) contiguous.
+at::Tensor tiled_mm(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& bias, bool gelu = false,
+                    at::Tensor* gelu_derivative = nullptr) {
   const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
   const int64_t np = whole_vectors(n);
   at::Tensor packed = b;
@@ -172,7 +168,7 @@ at::Tensor tiled_mm(const at::Tensor& a, const at::Tensor& b, const std::optiona
     }
   }
   auto out = at::empty({m, np}, a.options());
-  at::Tensor deriv = activation == Activation::kGeluWithDerivative ? at::empty({m, np}, a.options()) : at::Tensor();
+  at::Tensor deriv = gelu && gelu_derivative != nullptr ? at::empty({m, np}, a.options()) : at::Tensor();
   float* dp = deriv.defined() ? deriv.data_ptr<float>() : nullptr;
   const float* ap = a.const_data_ptr<float>();
   const float* bp = packed.const_data_ptr<float>();
@@ -183,7 +179,7 @@ at::Tensor tiled_mm(const at::Tensor& a, const at::Tensor& b, const std::optiona
   constexpr int64_t kRowTile = 8;
   at::parallel_for(0, (m + kRowTile - 1) / kRowTile, 1, [&](int64_t begin, int64_t end) {
     const int64_t i0 = begin * kRowTile, rows = std::min(end * kRowTile, m) - i0;
-    if (activation != Activation::kNone) {
+    if (gelu) {
       product_set_bias_gelu(rows, np, k, ap + i0 * ar, ar, ac, bp, ldb, cp + i0 * np, np, biasp,
                             dp != nullptr ? dp + i0 * np : nullptr);
     } else if (biasp != nullptr) {
@@ -192,7 +188,7 @@ at::Tensor tiled_mm(const at::Tensor& a, const at::Tensor& b, const std::optiona
       product_set(rows, np, k, ap + i0 * ar, ar, ac, bp, ldb, cp + i0 * np, np);
     }
   });
-  if (deriv.defined()) *derivative = np == n ? deriv : deriv.narrow(1, 0, n).contiguous();
+  if (deriv.defined()) *gelu_derivative = np == n ? deriv : deriv.narrow(1, 0, n).contiguous();
   return np == n ? out : out.narrow(1, 0, n).contiguous();
 }
 
@@ -212,8 +208,6 @@ at::Tensor addmm(const at::Tensor& bias, const at::Tensor& self, const at::Tenso
   }
   return gemm_nt(row_or_column_major(self), row_or_column_major(mat2.t()), bias.contiguous());
 }
-
-constexpr double kInvSqrt2Pi = 0.398942280401432677939946059934;
 
 // linear_gelu on ATen's ops: the mlu kernel (eager mlu and the debug modes' reference), and the CPU one for inputs
 // that are not float32 or a bias that is not one float per output feature.
@@ -280,7 +274,7 @@ std::tuple<at::Tensor, at::Tensor> linear_gelu(const at::Tensor& input, const at
   auto shape = input.sizes().vec();
   shape.back() = n;
   at::Tensor d;
-  auto out = tiled_mm(x, wt, bias, derivative ? Activation::kGeluWithDerivative : Activation::kGelu, &d);
+  auto out = tiled_mm(x, wt, bias, /*gelu=*/true, derivative ? &d : nullptr);
   return {out.view(shape), derivative ? d.view(shape) : at::empty({0}, input.options())};
 }
 

@@ -41,32 +41,32 @@ CATCH_INLINE vf vexp2(vf x) {
   return p * __builtin_bit_cast(vf, __builtin_bit_cast(vi, t) << 23);
 }
 
-// GELU with erf (PyTorch's approximate="none"): gelu(h) = h / 2 (1 + erf(h / sqrt 2)), and with DERIVATIVE also
+constexpr float kSqrtHalf = 0.70710678118654752f;
+constexpr float kInvSqrt2Pi = 0.39894228040143268f;
+
+// GELU with erf (PyTorch's approximate="none"), gelu(h) = h / 2 (1 + erf(h / sqrt 2)), and its derivative
 // gelu'(h) = (1 + erf(h / sqrt 2)) / 2 + h exp(-h^2 / 2) / sqrt(2 pi), the factor the backward multiplies the
 // output gradient by (torch/_decomp/decompositions.py, gelu_backward). erf is ATen's own vectorized formula
 // (ATen/cpu/vec/vec512/vec512_float.h, Vectorized<float>::erf: Abramowitz and Stegun 7.1.26, absolute error under
-// 1.5e-7) with exp from vexp2, so the results follow eager CPU's GELU to about an ulp; its exp(-z^2) is the
-// derivative's exp(-h^2 / 2), so both come from one exp.
-struct GeluEpilogue {
-  static constexpr float kP = 0.3275911f, kP1 = 0.254829592f, kP2 = -0.284496736f, kP3 = 1.421413741f,
-                         kP4 = -1.453152027f, kP5 = 1.061405429f;
-  static constexpr float kSqrtHalf = 0.70710678118654752f, kInvSqrt2Pi = 0.39894228040143268f;
-  // gelu(h) and (1 + erf(h / sqrt 2)) / 2, exp(-h^2 / 2) for the derivative.
-  CATCH_INLINE static void eval(vf h, vf& gelu, vf& half_one_plus_erf, vf& e) {
-    const vf z = h * kSqrtHalf;
-    const vf az = z < 0.f ? -z : z;
-    const vf t = vsplat(1.f) / (az * kP + 1.f);
-    vf r = t * kP5 + kP4;
-    r = r * t + kP3;
-    r = r * t + kP2;
-    r = r * t + kP1;
-    e = vexp2<false>(z * z * -kLog2e);
-    const vf erf_abs = 1.f - r * t * e;
-    const vf erf = z < 0.f ? -erf_abs : erf_abs;
-    half_one_plus_erf = (erf + 1.f) * 0.5f;
-    gelu = h * half_one_plus_erf;
-  }
-};
+// 1.5e-7) with exp from vexp2, so gelu follows eager CPU's GELU to about an ulp; its exp(-z^2) is the derivative's
+// exp(-h^2 / 2), so both come from one exp.
+CATCH_INLINE void gelu_and_derivative(vf h, vf& gelu, vf& derivative) {
+  constexpr float kP = 0.3275911f, kP1 = 0.254829592f, kP2 = -0.284496736f, kP3 = 1.421413741f, kP4 = -1.453152027f,
+                  kP5 = 1.061405429f;
+  const vf z = h * kSqrtHalf;
+  const vf az = z < 0.f ? -z : z;
+  const vf t = vsplat(1.f) / (az * kP + 1.f);
+  vf r = t * kP5 + kP4;
+  r = r * t + kP3;
+  r = r * t + kP2;
+  r = r * t + kP1;
+  const vf e = vexp2<false>(z * z * -kLog2e);
+  const vf erf_abs = 1.f - r * t * e;
+  const vf erf = z < 0.f ? -erf_abs : erf_abs;
+  const vf half_one_plus_erf = (erf + 1.f) * 0.5f;
+  gelu = h * half_one_plus_erf;
+  derivative = half_one_plus_erf + h * e * kInvSqrt2Pi;
+}
 
 // gelu(h) alone, where no derivative is needed, without exp: erf(z) = z P(z^2) / Q(z^2) for |z| <= 3.925 (erf is 1
 // in float32 beyond), P and Q of degree 5, a rational fit by weighted least squares to erf(z) / z on [0, 3.925]
@@ -75,7 +75,7 @@ struct GeluEpilogue {
 // instructions. Here P is halved: the function forms (1 + erf) / 2 directly.
 CATCH_INLINE vf gelu_rational(vf h) {
   constexpr float kClamp = 3.925f;
-  vf z = h * GeluEpilogue::kSqrtHalf;
+  vf z = h * kSqrtHalf;
   z = z < -kClamp ? vsplat(-kClamp) : z;
   z = z > kClamp ? vsplat(kClamp) : z;
   const vf t = z * z;
@@ -94,8 +94,8 @@ CATCH_INLINE vf gelu_rational(vf h) {
   return h * (z * p / q + 0.5f);
 }
 
-// product_tile's epilogue: stores gelu(acc) at p and, when `derivative` is not null, gelu'(acc) at the same offset
-// from `derivative` as p from `out` (then both from ATen's erf formula and one exp).
+// product_tile's epilogue: stores gelu(acc) at p (gelu_rational) or, when `derivative` is not null, gelu(acc) at p
+// and gelu'(acc) at the same offset from `derivative` as p from `out` (gelu_and_derivative).
 struct GeluStore {
   float* out;
   float* derivative;
@@ -104,10 +104,10 @@ struct GeluStore {
       vstore(p, gelu_rational(h));
       return;
     }
-    vf gelu, half_one_plus_erf, e;
-    GeluEpilogue::eval(h, gelu, half_one_plus_erf, e);
+    vf gelu, d;
+    gelu_and_derivative(h, gelu, d);
     vstore(p, gelu);
-    vstore(derivative + (p - out), half_one_plus_erf + h * e * GeluEpilogue::kInvSqrt2Pi);
+    vstore(derivative + (p - out), d);
   }
 };
 
