@@ -204,6 +204,10 @@ def measure_quilt(rounds: int = 3) -> dict[str, object] | None:
         ident = {"GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@catch.invalid",
                  "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@catch.invalid"}
         git(ours, "init", "-q")
+        # No automatic gc: the first commit leaves thousands of loose objects, and a later git command's `gc --auto`
+        # detached into the background kept writing objects/ while the temporary directory was removed (OSError:
+        # Directory not empty), besides taking CPU from the timed runs.
+        git(ours, "config", "gc.auto", "0")
         git(ours, "add", "-A")
         git(ours, "commit", "-q", "-m", "pytorch 2.6.0+dfsg", env=ident)
         git(ours, "tag", "base")
