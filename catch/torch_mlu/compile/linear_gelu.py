@@ -22,7 +22,6 @@ written.
 from __future__ import annotations
 
 import operator
-from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -30,19 +29,13 @@ from torch.fx import GraphModule, Node
 
 import torch_mlu  # noqa: F401  (loads torch_mlu._C, which defines the op)
 
+# the Dynamo-graph helpers of the attention pass: a node's example value, a call argument by position or name
+from torch_mlu.compile.attention_pattern import _arg, _example
+
 LINEAR_GELU = torch.ops.torch_mlu.linear_gelu.default
 
 _LINEARS = {torch._C._nn.linear, F.linear}
 _GELUS = {torch._C._nn.gelu, F.gelu}
-
-
-def _example(node: Any) -> torch.Tensor | None:
-    value = node.meta.get("example_value") if isinstance(node, Node) else None
-    return value if isinstance(value, torch.Tensor) else None
-
-
-def _arg(node: Node, index: int, name: str, default: Any = None) -> Any:
-    return node.args[index] if len(node.args) > index else node.kwargs.get(name, default)
 
 
 def _float32_on_mlu(value: torch.Tensor | None, dim: int | None = None) -> bool:
