@@ -235,3 +235,58 @@ def test_backward_runs_on_the_calling_thread():
     with torch.autograd.set_multithreading_enabled(True):
         assert backward_thread(x) != threading.get_ident()
     assert torch.equal(x.grad.cpu(), torch.full((4,), 4.0))
+
+
+def _pool_input(shape, special: bool, generator):
+    x = torch.randn(*shape, generator=generator).relu()  # ties at 0, as after a ReLU
+    if special:
+        flat = x.view(-1)
+        flat[::7] = float("nan")
+        flat[3::11] = float("-inf")
+    return x
+
+
+@pytest.mark.parametrize("shape, kwargs", [
+    ((64, 32, 8, 8), {"kernel_size": 2}),  # the digits CNN: Catch's 2x2 kernel (narrow planes)
+    ((2, 3, 6, 32), {"kernel_size": 2}),  # 2x2, sixteen outputs per row
+    ((3, 10, 12), {"kernel_size": 2}),  # 3-d input
+    ((2, 3, 9, 9), {"kernel_size": 3, "stride": 2}),  # Catch's general kernel; overlapping windows (ATen's backward)
+    ((2, 3, 9, 9), {"kernel_size": 2, "ceil_mode": True}),  # ATen's kernel
+    ((2, 3, 8, 8), {"kernel_size": 2, "padding": 1}),  # ATen's kernel
+])
+@pytest.mark.parametrize("special", [False, True])
+def test_max_pool_values_indices_and_gradient_equal_cpus(shape, kwargs, special):
+    x = _pool_input(shape, special, torch.Generator().manual_seed(5))
+    grad = torch.randn(F.max_pool2d(x, **kwargs).shape, generator=torch.Generator().manual_seed(6))
+    results = {}
+    for device in ("cpu", "mlu"):
+        xd = x.detach().to(device).requires_grad_()
+        values, indices = F.max_pool2d(xd, return_indices=True, **kwargs)
+        values.backward(grad.to(device))
+        results[device] = (values.detach().cpu(), indices.cpu(), xd.grad.cpu(), values.stride())
+    (cv, ci, cg, cs), (mv, mi, mg, ms) = results["cpu"], results["mlu"]
+    torch.testing.assert_close(mv, cv, rtol=0, atol=0, equal_nan=True)
+    assert torch.equal(mi, ci)
+    torch.testing.assert_close(mg, cg, rtol=0, atol=0, equal_nan=True)
+    assert ms == cs
+
+
+def test_max_pool_of_channels_last_and_double_input_equals_cpus():
+    g = torch.Generator().manual_seed(7)
+    for x in (torch.randn(4, 6, 8, 8, generator=g).contiguous(memory_format=torch.channels_last),
+              torch.randn(4, 6, 8, 8, generator=g, dtype=torch.float64)):
+        want = F.max_pool2d(x, 2, return_indices=True)
+        got = F.max_pool2d(x.to("mlu"), 2, return_indices=True)
+        for w, d in zip(want, got, strict=True):
+            assert torch.equal(d.cpu(), w) and d.stride() == w.stride() and d.dtype == w.dtype
+
+
+def test_eager_max_pool_runs_catchs_kernel():
+    # ATen's NCHW CPU kernel is several times slower (benchmarks/README.md, issue 21, session 17); the mlu op calls
+    # Catch's, which the profiler records inside it.
+    x = torch.randn(8, 4, 8, 8, device="mlu", requires_grad=True)
+    with torch.profiler.profile() as prof:
+        F.max_pool2d(x, 2).sum().backward()
+    names = {e.name for e in prof.events()}
+    assert "torch_mlu::max_pool2d_with_indices" in names
+    assert "torch_mlu::max_pool2d_with_indices_backward" in names

@@ -11,6 +11,7 @@ to the generic kernel (and raise there).
 
 from __future__ import annotations
 
+import gc
 import re
 import textwrap
 
@@ -244,11 +245,17 @@ def test_inference_mode_result_is_an_inference_tensor():
 def test_result_is_device_memory():
     a = torch.randn(1 << 16, device="mlu")
     torch.mlu.synchronize()
-    before = torch.mlu.memory_allocated()
-    got = a * 2
-    assert torch.mlu.memory_allocated() - before >= got.nbytes
-    del got
-    assert torch.mlu.memory_allocated() == before
+    # Garbage of earlier tests (reference cycles holding mlu tensors) must not be freed in between.
+    gc.collect()
+    gc.disable()
+    try:
+        before = torch.mlu.memory_allocated()
+        got = a * 2
+        assert torch.mlu.memory_allocated() - before >= got.nbytes
+        del got
+        assert torch.mlu.memory_allocated() == before
+    finally:
+        gc.enable()
 
 
 PROFILE_SCRIPT = textwrap.dedent("""

@@ -603,6 +603,21 @@ void convolution_backward_kernel(const c10::OperatorHandle& op, c10::DispatchKey
   lay_out((*stack)[results + 1], format);
 }
 
+// max_pool2d_with_indices and its backward (the functional overloads) run Catch's kernels
+// (pool_kernels.cpp: torch_mlu::max_pool2d_with_indices[_backward], same schemas, ATen's values and indices) on the
+// host views; they hand every case outside their fast paths to ATen's CPU kernels. ATen's kernel for contiguous
+// (NCHW) input is a scalar loop that branches on each comparison: 690 us for the digits CNN's 64x32x8x8 at 1 thread,
+// 140-230 us at 2, where Catch's 2x2 kernel takes about 20 us (benchmarks/README.md, issue 21, session 17).
+template <const char* Name>
+void catch_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, Stack* stack) {
+  run_device_kernel(op, stack, [](const c10::OperatorHandle&, Stack* s) {
+    static auto kernel = c10::Dispatcher::singleton().findSchemaOrThrow(Name, "");
+    kernel.callBoxed(s);
+  });
+}
+constexpr char kCatchMaxPool[] = "torch_mlu::max_pool2d_with_indices";
+constexpr char kCatchMaxPoolBackward[] = "torch_mlu::max_pool2d_with_indices_backward";
+
 // ---- empty / copy ----------------------------------------------------------------------
 // The device an empty_* call allocates on (the current device when unindexed), after the checks CUDA makes:
 // strided layout only, no pin_memory for a device tensor, an existing device index.
@@ -885,6 +900,10 @@ void register_device_ops(torch::Library& lib) {
     std::string full = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
     if (typed.count(full)) {
       // registered above
+    } else if (full == "aten::max_pool2d_with_indices") {
+      lib.impl(full.c_str(), torch::CppFunction::makeFromBoxedFunction<&catch_kernel<kCatchMaxPool>>());
+    } else if (full == "aten::max_pool2d_with_indices_backward") {
+      lib.impl(full.c_str(), torch::CppFunction::makeFromBoxedFunction<&catch_kernel<kCatchMaxPoolBackward>>());
     } else if (base == "native_dropout") {
       lib.impl(full.c_str(), torch::CppFunction::makeFromBoxedFunction<&implicit_rng_kernel>());
     } else {
