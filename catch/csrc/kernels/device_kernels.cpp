@@ -606,8 +606,9 @@ void convolution_backward_kernel(const c10::OperatorHandle& op, c10::DispatchKey
 // max_pool2d_with_indices and its backward (the functional overloads) run Catch's kernels
 // (pool_kernels.cpp: torch_mlu::max_pool2d_with_indices[_backward], same schemas, ATen's values and indices) on the
 // host views; they hand every case outside their fast paths to ATen's CPU kernels. ATen's kernel for contiguous
-// (NCHW) input is a scalar loop that branches on each comparison: 690 us for the digits CNN's 64x32x8x8 at 1 thread,
-// 140-230 us at 2, where Catch's 2x2 kernel takes about 20 us (benchmarks/README.md, issue 21, session 17).
+// (NCHW) input is a scalar loop that branches on each comparison: for the digits CNN's 64x32x8x8, 650-700 us at 1
+// thread and 140-230 us at 2, where the mlu op on Catch's 2x2 kernel takes 37 and 23 us (benchmarks/README.md, issue
+// 21, session 17).
 template <const char* Name>
 void catch_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, Stack* stack) {
   run_device_kernel(op, stack, [](const c10::OperatorHandle&, Stack* s) {
