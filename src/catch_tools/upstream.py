@@ -23,7 +23,6 @@ import sys
 import tempfile
 import threading
 import time
-import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,6 +34,8 @@ from catch_tools.errors import UserError
 from catch_tools.gitcli import run_git
 from catch_tools.paths import cache_dir
 from catch_tools.progress import progress
+from catch_tools.wheel.unpack import Unpacker, unpack_members
+from catch_tools.wheel.zipraw import RawZipReader
 
 #: Top-level directories of the wheel whose ``*.py`` files are taken (they sit at the same paths in the source tree).
 PY_ROOTS = ("torch", "torchgen", "functorch")
@@ -183,26 +184,22 @@ def _find_wheel(directory: Path, version: str) -> Path | None:
 def extract_python_tree(wheel: Path, dest: Path) -> str | None:
     """Extract ``torch/**/*.py`` (and the other :data:`PY_ROOTS`) of ``wheel`` into ``dest``.
 
-    Returns the upstream commit recorded in the wheel's ``torch/version.py`` (``git_version``), or None.
-    Raises UserError for a file that is not a readable wheel.
+    Returns the upstream commit recorded in the wheel's ``torch/version.py`` (``git_version``), or None. The wheel is
+    read through :class:`~catch_tools.wheel.zipraw.RawZipReader` (unsafe member names refused) and the files are
+    created new under ``dest`` (:mod:`catch_tools.wheel.unpack`).
+
+    Raises:
+        UserError: a file that is not a readable wheel, or a wheel with an unsafe member.
     """
-    try:
-        with zipfile.ZipFile(wheel) as zf:
-            git_version = None
-            for info in zf.infolist():
-                name = info.filename
-                if name.endswith("/") or not name.endswith(".py") or name.split("/", 1)[0] not in PY_ROOTS:
-                    continue
-                target = dest / name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                data = zf.read(info)
-                target.write_bytes(data)
-                if name == "torch/version.py":
-                    match = _GIT_VERSION.search(data.decode("utf-8", "replace"))
-                    git_version = match.group(1) if match else None
-            return git_version
-    except (zipfile.BadZipFile, OSError) as err:
-        raise UserError(f"not a readable wheel: {err}", path=wheel) from None
+    with RawZipReader(wheel) as reader:
+        members = [m for m in reader.members if not m.name.endswith("/") and m.name.endswith(".py")
+                   and m.name.split("/", 1)[0] in PY_ROOTS]
+        unpack_members(reader, members, Unpacker(dest))
+        version_py = reader.get("torch/version.py")
+        if version_py is None:
+            return None
+        match = _GIT_VERSION.search(reader.read(version_py).decode("utf-8", "replace"))
+        return match.group(1) if match else None
 
 
 def _git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:

@@ -22,6 +22,7 @@ from catch_tools.interfaces.check import run_check
 from catch_tools.interfaces.report import ERROR, INCOMPATIBLE, REVIEW, Report
 from catch_tools.pin import Pin
 from catch_tools.wheel.overlay import build_overlay
+from catch_tools.wheel.unpack import MANIFEST
 
 COMMIT = "cf30153c4c131c8164ee7798e5022d810682e2cb"
 PIN = Pin("https://github.com/pytorch/pytorch.git", "v2.13.0", COMMIT, "2.13.0+cpu", 1)
@@ -301,7 +302,7 @@ def test_cached_upstream_tree_gives_the_same_report(wheels: tuple[Path, Path, Pa
     assert not (tmp_path / "cache" / "unpacked").exists()
     first = run_check(wheels[0], combined, (0, 1, 3))
     trees = list((tmp_path / "cache" / "unpacked").iterdir())
-    assert len(trees) == 1 and (trees[0] / ".complete").is_file() and (trees[0] / LIB).is_file()
+    assert len(trees) == 1 and (trees[0] / MANIFEST).is_file() and (trees[0] / LIB).is_file()
     assert len(list((tmp_path / "cache" / "probes").glob("*.json"))) == 1
     second = run_check(wheels[0], combined, (0, 1, 3))
     summary = [[(f.layer, f.bit, f.code, f.path) for layer in r.layers for f in layer.findings]

@@ -11,19 +11,22 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import shutil
 import subprocess
 import tempfile
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from catch_tools.errors import UserError
 from catch_tools.paths import cache_dir
 from catch_tools.wheel.metadata import split_wheel_filename
+from catch_tools.wheel.unpack import Unpacker, record_tree, unpack_members, verify_tree
 from catch_tools.wheel.zipraw import RawMember, RawZipReader
+
+log = logging.getLogger(__name__)
 
 #: Members not needed to import torch (skipped when unpacking a tree for layers 2 and 3).
 NOT_FOR_IMPORT = ("torch/include/", "torch/test/", "torch/share/", "torch/bin/")
@@ -153,56 +156,58 @@ class WheelPair:
         return root
 
     def _cached_upstream_tree(self) -> Path:
+        """The upstream tree under ``<cache>/unpacked/<sha256 of the wheel>``, unpacked once and verified at each use.
+
+        A cached tree is trusted only when every file still has the digest recorded when it was unpacked
+        (:func:`~catch_tools.wheel.unpack.verify_tree`); a changed or incomplete tree is moved aside, removed and
+        unpacked again, with a warning naming what changed.
+        """
         base = cache_dir() / "unpacked" / self.upstream_sha256()
-        if (base / ".complete").is_file():
-            return base
-        staging = base.parent / f".{base.name}.{os.getpid()}.tmp"
-        shutil.rmtree(staging, ignore_errors=True)
-        self._unpack(self.up, staging, None, None)
-        (staging / ".complete").write_text(self.up.path.name + "\n")
+        base.parent.mkdir(parents=True, exist_ok=True)
+        if base.is_dir():
+            problem = verify_tree(base)
+            if problem is None:
+                return base
+            log.warning("cached upstream tree %s is not as unpacked (%s): unpacking it again", base, problem)
+            doomed = Path(tempfile.mkdtemp(prefix=f".{base.name}.stale-", dir=base.parent))
+            with contextlib.suppress(OSError):
+                base.rename(doomed / "tree")
+            shutil.rmtree(doomed, ignore_errors=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{base.name}.", suffix=".tmp", dir=base.parent))
         try:
-            staging.rename(base)
-        except OSError:  # a concurrent check finished first: use its tree
+            record_tree(staging, self._unpack(self.up, staging, None, None))
+            try:
+                staging.rename(base)
+            except OSError:  # a concurrent check finished first: use its tree once it verifies
+                if verify_tree(base) is not None:
+                    raise
+        finally:
             shutil.rmtree(staging, ignore_errors=True)
-            if not (base / ".complete").is_file():
-                raise
         return base
 
     def _unpack(self, reader: RawZipReader, root: Path, keep: Callable[[str], bool] | None,
-                up_root: Path | None) -> None:
+                up_root: Path | None) -> dict[str, str]:
+        """Unpack ``reader``'s members for import into ``root`` (new files only, see :mod:`catch_tools.wheel.unpack`);
+        members raw identical to upstream are hard-linked from ``up_root`` when given. Returns the files' digests."""
         up_names = {self.counterpart(m.name): m for m in self.up.members} if up_root else {}
+        unpacker = Unpacker(root)
         todo: list[RawMember] = []
         linked: set[str] = set()
         for member in reader.members:
             name = member.name
             if name.endswith("/") or not wanted_for_import(name) or (keep and not keep(name)):
                 continue
-            if ".." in Path(name).parts or name.startswith("/"):
-                raise UserError(f"unsafe member path {name}", path=reader.path, exit_code=1)
-            target = root / name
-            target.parent.mkdir(parents=True, exist_ok=True)
             up_member = up_names.get(name)
-            if up_root is not None and up_member is not None and self.raw_identical(up_member):
-                try:
-                    os.link(up_root / up_member.name, target)
-                    linked.add(name)
-                    continue
-                except OSError:  # missing (filtered tree) or another file system: unpack instead
-                    pass
+            if up_root is not None and up_member is not None and self.raw_identical(up_member) \
+                    and unpacker.link(up_root / up_member.name, name):
+                linked.add(name)  # missing (filtered tree) or another file system: unpacked instead
+                continue
             todo.append(member)
-
-        def write(member: RawMember) -> None:
-            target = root / member.name
-            target.write_bytes(reader.read(member))
-            mode = (member.external_attr >> 16) & 0o777
-            if mode:
-                target.chmod(mode)
-
         # zlib releases the GIL: two threads, largest first, overlap libtorch_cpu.so with everything else
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            list(pool.map(write, sorted(todo, key=lambda m: -m.file_size)))
+        unpack_members(reader, todo, unpacker, threads=2)
         if up_root is not None:
             _link_bytecode(up_root, root, linked)
+        return unpacker.digests
 
 
 def _link_bytecode(up_root: Path, root: Path, linked: set[str]) -> None:

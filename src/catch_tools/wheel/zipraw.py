@@ -15,14 +15,23 @@ bytes. Writing is done here: local headers without extra fields and without data
 central directory, one end record. ZIP64 is not written: an archive over 4 GiB or with more than 65535 members is
 refused with a :class:`~catch_tools.errors.UserError` (the largest torch wheels are far below both limits).
 Encrypted members are refused too (wheels never use them).
+
+This reader is the one way the tools open a wheel, so it is also where hostile archives stop: opening refuses member
+names that could leave or confuse an extraction directory (:func:`unsafe_member_reason`), symlink and other
+non-regular members, and two members that would land on the same path. The rules follow PEP 427 (a wheel's members
+are relative ``/``-separated paths inside the install root) and the checks of CPython's own ``zipfile`` extraction
+(which drops ``..`` and drive letters instead of refusing them: a wheel that needs that is not one we install).
 """
 
 from __future__ import annotations
 
 import contextlib
 import mmap
+import re
+import stat
 import struct
 import time
+import unicodedata
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -43,6 +52,76 @@ _FLAG_ENCRYPTED, _FLAG_DESCRIPTOR, _FLAG_UTF8 = 0x01, 0x08, 0x800
 _LIMIT32 = 0xFFFFFFFF
 
 DateTime = tuple[int, int, int, int, int, int]
+
+_DRIVE = re.compile(r"^[A-Za-z]:")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_ALLOWED_TYPES = (0, stat.S_IFREG, stat.S_IFDIR)  # 0: no Unix mode recorded (archives made on Windows)
+
+
+def unsafe_member_reason(name: str, external_attr: int = 0) -> str | None:
+    """Why member ``name`` must not be extracted or copied, or None when it is a plain relative path.
+
+    Refused: an empty name; an absolute path (``/x``); a drive letter (``C:x``); a backslash (a separator on Windows);
+    a control character (a NUL ends the name for C readers, a newline splits log lines); an empty, ``.`` or ``..``
+    segment (``a//b``, ``torch/./x``, ``torch/../../x``: they alias or leave the root); a Unix mode in
+    ``external_attr`` that is a symlink or any other non-regular, non-directory type. A trailing ``/`` marks a
+    directory entry and is allowed.
+    """
+    if not name:
+        return "empty member name"
+    if name.startswith("/"):
+        return "absolute member path"
+    if _DRIVE.match(name):
+        return "member path with a drive letter"
+    if "\\" in name:
+        return "backslash in member path"
+    if _CONTROL.search(name):
+        return "control character in member name"
+    parts = (name[:-1] if name.endswith("/") else name).split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return "empty, '.' or '..' segment in member path"
+    kind = stat.S_IFMT(external_attr >> 16)
+    if kind not in _ALLOWED_TYPES:
+        return "symlink member" if kind == stat.S_IFLNK else f"non-regular member (file type {kind:o})"
+    return None
+
+
+def check_member_names(infos: list[zipfile.ZipInfo], path: Path) -> None:
+    """Refuse an archive whose members are unsafe (:func:`unsafe_member_reason`) or collide on one path.
+
+    Two members collide when their names are equal after Unicode NFC normalization and with any trailing ``/``
+    removed (a duplicate, or a file and a directory entry of the same name), or when one file's name is a directory
+    of another member's path (``torch/a.py`` and ``torch/a.py/b.py``). CPython's ``zipfile`` also truncates a name at
+    a NUL: a central-directory name that differs from the stored one is refused too.
+
+    Raises:
+        UserError: naming the archive and the first offending member.
+    """
+    files: set[str] = set()
+    dirs: set[str] = set()
+    seen: set[str] = set()
+    for info in infos:
+        shown = repr(info.orig_filename) if _CONTROL.search(info.orig_filename) else info.orig_filename
+        reason = "NUL in member name" if info.filename != info.orig_filename else \
+            unsafe_member_reason(info.filename, info.external_attr)
+        if reason:
+            raise UserError(f"unsafe wheel member {shown}: {reason}", path=path)
+        key = unicodedata.normalize("NFC", info.filename.rstrip("/"))
+        if key in seen:
+            raise UserError(f"unsafe wheel member {shown}: a second member with this path", path=path)
+        seen.add(key)
+        parents = key.split("/")[:-1]
+        prefixes = ["/".join(parents[: i + 1]) for i in range(len(parents))]
+        clash = next((p for p in prefixes if p in files), None)
+        if clash is None and not info.filename.endswith("/") and key in dirs:
+            clash = key
+        if clash is not None:
+            raise UserError(f"unsafe wheel member {shown}: {clash} is both a file and a directory", path=path)
+        dirs.update(prefixes)
+        if info.filename.endswith("/"):
+            dirs.add(key)
+        else:
+            files.add(key)
 
 
 def dos_datetime(epoch: int) -> DateTime:
@@ -80,7 +159,7 @@ class RawZipReader:
 
     Raises:
         UserError: not a zip file, truncated, a member whose local header is missing or disagrees with the
-            central directory, or an encrypted member.
+            central directory, an encrypted member, or an unsafe member name (:func:`check_member_names`).
     """
 
     def __init__(self, path: Path):
@@ -96,7 +175,12 @@ class RawZipReader:
         except (zipfile.BadZipFile, ValueError, OSError, EOFError) as err:
             self._fh.close()
             raise UserError(f"not a readable wheel (corrupt or truncated zip): {err}", path=self.path) from None
-        self.members: list[RawMember] = [self._locate(info) for info in infos]
+        try:
+            check_member_names(infos, self.path)
+            self.members: list[RawMember] = [self._locate(info) for info in infos]
+        except UserError:
+            self.close()
+            raise
         self._by_name = {m.name: m for m in self.members}
 
     def _locate(self, info: zipfile.ZipInfo) -> RawMember:
