@@ -3,7 +3,7 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Benchmark the patch engine in one run against two baselines (targets from issue 19):
+"""Benchmark the patch engine in one run against two baselines:
 
 (a) **200 patches vs git am**: a generated 200-patch series over real ``torch/**/*.py`` files of the pinned release
     (from :func:`catch_tools.upstream.upstream_repo`; 200 small commits of 1-2 files, 1-3 inserted lines each,

@@ -1,7 +1,7 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Benchmark the mlu backend against the CPU, measured in one run (issue 3 targets).
+"""Benchmark the mlu backend against the CPU, measured in one run.
 
 Usage: python benchmarks/bench_backend.py [--quick]
 

@@ -11,8 +11,8 @@ inference (``torch.no_grad`` forward) and one training step (forward, cross-entr
 step), eager and compiled, taking turns in short runs of consecutive calls so both see the same machine noise
 (:func:`median_ms`). Compilation and warm-up calls are
 excluded; each number is the median over ``--reps`` repetitions, in milliseconds of wall time and of process CPU
-time (the latter is steadier on a shared machine); ratios are compiled / eager (target from issue 10: <= 0.8 on
-the transformer block). ``--threads`` sets ``torch.set_num_threads`` for both (default 1: eager mlu kernels and
+time (the latter is steadier on a shared machine); ratios are compiled / eager (target: <= 0.8 on the transformer
+block). ``--threads`` sets ``torch.set_num_threads`` for both (default 1: eager mlu kernels and
 generated kernels then both run on one core; the autograd engine's mlu thread inherits the setting).
 
 Compiled groups use Catch's attention and GEMM kernels where they measure faster (``torch_mlu.compile.kernels``);
@@ -94,7 +94,7 @@ def median_ms(fns: dict[str, Callable[[], object]], reps: int, block: int = 5) -
     untimed and then ``block`` timed calls in a row: a timed call always follows a call of the same function, as a
     training loop's steps follow each other. Alternating single calls instead made each function pay for the caches
     that the other had just filled with its own data: of two copies of one compiled model, the copy timed right
-    after eager measured 4-6 % slower than the copy timed after it (``benchmarks/README.md``, issue 21, session 11).
+    after eager measured several percent slower than the copy timed after it.
     """
     wall: dict[str, list[float]] = {name: [] for name in fns}
     cpu: dict[str, list[float]] = {name: [] for name in fns}

@@ -1,7 +1,7 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Benchmark ``scripts/rebase.py`` against plain ``git rebase`` on the real upstream trees (issue 5).
+"""Benchmark ``scripts/rebase.py`` against plain ``git rebase`` on the real upstream trees.
 
 Prints, from one run:
 

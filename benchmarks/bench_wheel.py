@@ -9,7 +9,7 @@ Prints: the overlay build time (cold: RECORD verification of the upstream wheel 
 by file hash; best of three), ``wheel unpack`` + ``wheel pack`` of the same upstream wheel (what a naive rebuild
 costs: it recompresses every member), a plain file copy, the ratios, and the run time of the interface check per
 layer, with an empty cache and again with the upstream tree and probe cached.
-Targets (issue 4): warm overlay build <= 3 s on the 192 MB torch 2.13.0 CPU wheel; the whole check < 60 s.
+Targets: warm overlay build <= 3 s on the 192 MB torch 2.13.0 CPU wheel; the whole check < 60 s.
 
 Usage: python benchmarks/bench_wheel.py [--upstream-wheel PATH] [--catch-wheel PATH] [--skip-repack] [--skip-check]
 """

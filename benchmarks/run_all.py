@@ -27,8 +27,10 @@ steady where wall-clock ratios do not; they are cross-checks, the wall-clock row
   --full-api`` (needs the upstream wheel, builds a combined wheel; ``--skip-interface-check`` leaves them out).
 
 Prints the table (measure, baseline, ours, ratio, target, met) and the load average, and writes the rows as JSON to
-``benchmarks/results/<UTC time>.json`` (git-ignored). ``--compare OLD.json`` adds the old ratio and flags rows whose
-ratio grew by more than ``--tolerance`` (default 10 %) as regressions. Timing targets live here, never in tests.
+``benchmarks/results/<UTC time>.json``; ``python benchmarks/results_table.py`` puts the newest such file's table
+into ``benchmarks/README.md`` (the rows and the table are that module's). ``--compare OLD.json`` adds the old ratio
+and flags rows whose ratio grew by more than ``--tolerance`` (default 10 %) as regressions. Timing targets live here,
+never in tests.
 Exit status 0 (the table is a report; ``--strict`` makes a missed target or a regression exit 1).
 """
 
@@ -44,12 +46,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
 from rich.console import Console
-from rich.table import Table
 from torch import nn
 
 HERE = Path(__file__).resolve().parent
@@ -57,31 +58,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
 import bench_backend  # noqa: E402  (the workloads and the interleaved timing of the eager rows)
-
-
-@dataclass
-class Row:
-    """One measure: ``ours / baseline`` (kind "ratio") or ``ours`` in seconds (kind "seconds")."""
-
-    measure: str
-    baseline_label: str
-    baseline: float | None  # seconds
-    ours: float | None  # seconds
-    target: float  # ratio (or seconds) at most
-    kind: str = "ratio"
-    note: str = ""
-
-    @property
-    def value(self) -> float | None:
-        if self.ours is None:
-            return None
-        if self.kind == "seconds":
-            return self.ours
-        return None if not self.baseline else self.ours / self.baseline
-
-    @property
-    def met(self) -> bool | None:
-        return None if self.value is None else self.value <= self.target
+from results_table import WIDTH, Row, render, title  # noqa: E402  (the rows and the table, also the README's)
 
 
 # ---- eager mlu vs CPU --------------------------------------------------------------------------------------------
@@ -217,8 +194,8 @@ def eager_rows(quick: bool) -> list[Row]:
 
 # ---- graph mode ------------------------------------------------------------------------------------------------
 # Fresh processes that measure the graph-mode rows (1 with --quick). The same compiled code runs up to 15 % faster or
-# slower in one process than in another, and keeps that level for the life of the process (benchmarks/README.md,
-# issue 21, session 11): a row from a single process is one draw from that spread.
+# slower in one process than in another, and keeps that level for the life of the process: a row from a single
+# process is one draw from that spread.
 GRAPH_MODE_PROCESSES = 3
 _ROWS_MARK = "graph-mode rows: "
 
@@ -350,47 +327,9 @@ def apply_rows(quick: bool) -> list[Row]:
 
 
 # ---- report --------------------------------------------------------------------------------------------------------
-def fmt_seconds(s: float | None) -> str:
-    if s is None:
-        return "-"
-    return f"{s * 1e3:.3f} ms" if s < 1 else f"{s:.2f} s"
-
-
-def fmt_value(row: Row) -> str:
-    if row.value is None:
-        return "not run"
-    return f"{row.value:.2f} s" if row.kind == "seconds" else f"{row.value:.2f}x"
-
-
 def load_old(path: Path) -> dict[str, float]:
     data = json.loads(path.read_text())
     return {r["measure"]: r["value"] for r in data["rows"] if r.get("value") is not None}
-
-
-def render(rows: list[Row], old: dict[str, float] | None, tolerance: float, title: str) -> tuple[Table, list[str]]:
-    table = Table(title=title)
-    cols = ["measure", "baseline", "ours", "ratio", "target", "met"] + (["before", "change"] if old else [])
-    for col in cols:
-        table.add_column(col, justify="left" if col == "measure" else "right")
-    regressions = []
-    for row in rows:
-        target = f"<= {row.target:g} s" if row.kind == "seconds" else f"<= {row.target:.2f}x"
-        met = "-" if row.met is None else ("yes" if row.met else "NO")
-        cells = [row.measure + (f" ({row.note})" if row.note else ""),
-                 f"{fmt_seconds(row.baseline)} {row.baseline_label}".strip(), fmt_seconds(row.ours),
-                 fmt_value(row), target, met]
-        if old is not None:
-            before = old.get(row.measure)
-            if before is None or row.value is None:
-                cells += ["-", "-"]
-            else:
-                change = row.value / before - 1
-                flag = " REGRESSION" if change > tolerance else ""
-                if flag:
-                    regressions.append(row.measure)
-                cells += [f"{before:.2f}", f"{change:+.0%}{flag}"]
-        table.add_row(*cells)
-    return table, regressions
 
 
 def git_commit() -> str:
@@ -431,10 +370,10 @@ def main(argv: list[str] | None = None) -> int:
         rows += interface_rows()
     load_after = os.getloadavg()
 
-    title = (f"Catch benchmarks ({git_commit()}, {os.cpu_count()} cores, load average {load_before[0]:.1f} -> "
-             f"{load_after[0]:.1f}, {time.perf_counter() - started:.0f} s)")
-    table, regressions = render(rows, old, args.tolerance, title)
-    Console(width=170).print(table)
+    seconds = time.perf_counter() - started
+    table, regressions = render(rows, old, args.tolerance,
+                                title(git_commit(), os.cpu_count(), load_before[0], load_after[0], seconds))
+    Console(width=WIDTH).print(table)
 
     out = args.out or HERE / "results" / (datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ") + ".json")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -447,6 +386,7 @@ def main(argv: list[str] | None = None) -> int:
         "threads": torch.get_num_threads(),
         "load_average_before": load_before,
         "load_average_after": load_after,
+        "seconds": seconds,
         "quick": args.quick,
         "rows": [asdict(r) | {"value": r.value, "met": r.met} for r in rows],
     }

@@ -41,7 +41,7 @@ _C._init()
 # Backward of mlu tensors runs on the thread that calls it, as for CPU tensors, not on the autograd engine's mlu
 # device thread: device kernels run synchronously on the calling thread, so a device thread buys no overlap, and it
 # costs two thread hand-offs per backward plus a second OpenMP team whose spinning workers compete with the first
-# (the digits training step at 2 threads: 2.6x CPU with it; benchmarks/README.md). PyTorch's own switch, per thread
+# (the digits training step at 2 threads took 2.6x CPU's time with it). PyTorch's own switch, per thread
 # (this one: the thread that imports torch); torch.autograd.set_multithreading_enabled(True) restores device threads.
 torch._C._set_multithreading_enabled(False)
 torch.utils.rename_privateuse1_backend("mlu")

@@ -3,7 +3,7 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Keyword check of the open-source tree: no unfinished-work markers, keys, tokens, credentials or private addresses.
+"""Keyword check of the tree: no unfinished-work markers, issue or session numbers, secrets, private addresses.
 
     python ci/scripts/check_keywords.py [--rules ci/keywords.toml] [--root DIR]
 

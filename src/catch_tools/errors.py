@@ -3,10 +3,10 @@
 
 """User errors and the CLI wrapper that reports them as one line.
 
-Rule (DEVELOPERS.md): bad input gets a clear one-line error naming the file and line, a non-zero exit, and nothing
-lost or half-changed. Never a traceback for a user error. Library code raises :class:`UserError`; every CLI entry
-point runs through :func:`run_cli`, which prints ``error: <location>: <message>`` on stderr and exits with the
-error's ``exit_code`` (2 unless the error says otherwise).
+Rule (CONTRIBUTING.md, "Bad input"): bad input gets a clear one-line error naming the file and line, a non-zero
+exit, and nothing lost or half-changed. Never a traceback for a user error. Library code raises :class:`UserError`;
+every CLI entry point runs through :func:`run_cli`, which prints ``error: <location>: <message>`` on stderr and exits
+with the error's ``exit_code`` (2 unless the error says otherwise).
 """
 
 from __future__ import annotations

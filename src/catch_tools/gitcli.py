@@ -9,7 +9,7 @@ exported bytes or the messages parsed; ``GIT_DIR``/``GIT_WORK_TREE``/``GIT_INDEX
 command acts on the repository at ``cwd``. A failure becomes a one-line :class:`~catch_tools.errors.UserError`
 quoting git's last stderr line. :func:`locate` finds a work tree's top and git directory with one ``rev-parse``;
 :class:`BlobReader` keeps one ``git cat-file --batch`` process for reading many blobs (the patch engine reads every
-file a series touches). The tooling does not import GitPython (its import alone is ~70 ms of every CLI start-up).
+file a series touches). The tooling does not import GitPython: its import alone would slow every CLI's start-up.
 """
 
 from __future__ import annotations

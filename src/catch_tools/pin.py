@@ -52,7 +52,7 @@ class Pin:
     @property
     def public_version(self) -> str:
         """The upstream release without local label, e.g. ``2.13.0``."""
-        from packaging.version import Version  # imported here: ~3 ms of every CLI start-up that needs no version
+        from packaging.version import Version  # imported here: a CLI that needs no version does not pay for it
 
         return Version(self.wheel_version).public
 
@@ -109,7 +109,7 @@ def parse_pin(text: str, path: str | Path) -> Pin:
     Raises:
         UserError: TOML syntax error (with line), missing key, or a malformed commit/version.
     """
-    import tomllib  # imported here (as packaging below): ~5 ms of every CLI start-up that reads no TOML
+    import tomllib  # imported here (as packaging below): a CLI that reads no TOML does not pay for it
 
     from packaging.version import InvalidVersion, Version
 

@@ -5,7 +5,7 @@
 
 A patch is carried only when the test its ``Catch-Test:`` trailer names (``tests/<path>::<test>``, a pytest node id
 relative to the repository root) **fails** against the unpatched upstream torch and **passes** against the patched
-one (issue 6; ANCHORS.md section 1, pain point 8: "applies but does not work"). Anything else -- no trailer, a test
+one (a patch can apply cleanly and still not work, so applying proves nothing). Anything else -- no trailer, a test
 that does not exist, a test that passes without the patch, fails with it, is skipped or errors -- rejects the patch.
 
 Trees. A *torch tree* is a directory that holds the ``torch/`` package (a site-packages directory, or an overlay).
@@ -42,7 +42,7 @@ from catch_tools.patches import apply_series_to_dir, classify_path, load_series
 from catch_tools.patches.model import Patch
 from catch_tools.patches.parse import display_path
 
-#: The trailer naming a patch's regression test (issue 2: "a trailer naming the regression test in tests/").
+#: The trailer naming a patch's regression test in ``tests/`` (a git trailer: ``git interpret-trailers``).
 TEST_TRAILER = "Catch-Test"
 #: Outcomes of one pytest run of one node id (from its JUnit XML report).
 Outcome = str  # "passed" | "failed" | "error" | "skipped" | "missing" | "not-run"

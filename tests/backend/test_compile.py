@@ -1,7 +1,7 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Graph mode (issue 10): ``torch.compile(model, backend="mlu")`` equals eager mlu for inference and a training step
+"""Graph mode: ``torch.compile(model, backend="mlu")`` equals eager mlu for inference and a training step
 on the digits CNN and a transformer block, in every ``FUSE_GROUP_DEBUG_MODE``; the fusion report lists the groups
 and the nodes left out; the backend is reachable through Dynamo's registry and device interface; compiled groups
 write their outputs to device memory (adopted, not copied); scaled dot-product attention on mlu runs CPU's fused
@@ -78,7 +78,7 @@ def compiled() -> dict[str, tuple[nn.Module, nn.Module, torch.Tensor, torch.Tens
 def test_benchmark_times_each_step_right_after_a_step_of_its_own(monkeypatch):
     # bench_compile.median_ms times eager and compiled steps taking turns. A timed call must follow a call of the same
     # function, as in a training loop: timed right after the other one, a step pays for the caches that the other
-    # filled (two copies of one compiled model read 4-6 % apart by position alone: benchmarks/README.md, issue 21).
+    # filled (two copies of one compiled model read several percent apart by position alone).
     events: list[str] = []
     reads = iter(range(10**6))
 

@@ -1,7 +1,7 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Catch's kernels in compiled fusion groups (issue 10): ``torch_mlu.attention`` / ``attention_backward`` return what
+"""Catch's kernels in compiled fusion groups: ``torch_mlu.attention`` / ``attention_backward`` return what
 ATen's CPU flash-attention kernels return, in the same layouts, and hand back to them what they do not handle;
 ``torch_mlu.mm`` / ``addmm`` equal the ATen products on every operand layout; the max-pooling kernels return ATen's
 values, indices and gradients bit for bit and the convolution kernels ATen's results and gradients; the

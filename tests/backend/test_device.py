@@ -282,7 +282,7 @@ def test_max_pool_of_channels_last_and_double_input_equals_cpus():
 
 
 def test_eager_max_pool_runs_catchs_kernel():
-    # ATen's NCHW CPU kernel is several times slower (benchmarks/README.md, issue 21, session 17); the mlu op calls
+    # ATen's NCHW CPU kernel is a scalar loop, several times slower; the mlu op calls
     # Catch's, which the profiler records inside it.
     x = torch.randn(8, 4, 8, 8, device="mlu", requires_grad=True)
     with torch.profiler.profile() as prof:

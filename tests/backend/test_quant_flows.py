@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """int8 Conv2d/Linear on mlu through torch.ao.quantization's eager flows: static PTQ (prepare -> calibrate ->
 convert), dynamic quantization of Linear, and QAT, on the digits CNN of examples/train_digits.py (trained briefly
-in float on mlu first). The issue's bar: the int8 model keeps test accuracy within 1 point of float."""
+in float on mlu first). The bar: the int8 model keeps test accuracy within 1 point of float."""
 
 from __future__ import annotations
 

@@ -64,3 +64,18 @@ def test_bad_rules_file_is_one_line_error(tmp_path: Path) -> None:
     bad.write_text("[[keyword]]\npattern = '('\nwhy = 'broken regex'\n")
     proc = _run(root, bad)
     assert proc.returncode == 2 and proc.stderr.startswith("error: pattern '('")
+
+
+def test_issue_and_session_numbers_are_reported(tmp_path: Path) -> None:
+    # Built from pieces, as above: the check runs over this file too.
+    issue, session = "Iss" + "ue", "ses" + "sion"
+    root = _repo(tmp_path / "r", {
+        "src/a.py": f"# fast path ({issue} 21, {session} 16)\n",
+        "docs/b.md": f"Fixed in {issue.lower()} #7.\n\nSeen in {session}s 3 and 4.\n",
+        "src/ok.cpp": f"// PyTorch {issue.lower()}s 116255 and 196975; a {session} of the profiler\n",
+        "patches/0001-x.patch": f"-    # upstream's own line citing {issue.lower()} 1234\n",
+    })
+    proc = _run(root)
+    assert proc.returncode == 1, proc.stderr
+    reported = {line.split(": ", 2)[1] for line in proc.stdout.splitlines()}
+    assert reported == {"src/a.py:1", "docs/b.md:1", "docs/b.md:3"}

@@ -32,9 +32,9 @@
 // The row passes (softmax, exp, dS) and the tiled products are portable C++ on GCC vector extensions, built for
 // x86-64-v4 (AVX-512), x86-64-v3 (AVX2) and the baseline ISA and picked at load time (GCC target_clones); exp is
 // computed as 2^x (vexp2: a degree-6 polynomial, under one ulp), flushing to 0 below 2^-126.5, and the tiled
-// forward's log-sum-exp takes the log2 of 16 rows' sums at a time (vlog2; glibc's log2f row by row was 10 us of the
-// 470 us forward at 1 x 4 x 512 x 16, 2 threads). The forward divides each row of O by its softmax sum instead of
-// each row of P (dv values instead of S), and the backward forms P and dS in one pass.
+// forward's log-sum-exp takes the log2 of 16 rows' sums at a time (vlog2: glibc's log2f is scalar, one call per
+// row). The forward divides each row of O by its softmax sum instead of each row of P (dv values instead of S), and
+// the backward forms P and dS in one pass.
 #include <ATen/Functions.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
@@ -285,8 +285,8 @@ void transpose_head(const float* src, int64_t row, int64_t s, int64_t d, int64_t
 // With `probs` (B * H heads of (L, sp) rows, contiguous, 16-byte aligned), each block's P is also streamed out there
 // for the backward, its rows divided by their sums after O = P V has used them (O is divided by the sums as without
 // probs, which rounds less than a product of rounded probabilities). Streamed, not stored: a store to a line that is
-// not in cache reads it in first, and the 4 MiB of P at 1 x 4 heads x 512 tokens cost the forward 0.41 ms that way
-// against 0.07 ms streamed (benchmarks/bench_attention.py, 2 threads); the backward reads P once, in order.
+// not in cache reads it in first, so plain stores would read all of P (megabytes) from memory only to overwrite it
+// (benchmarks/bench_attention.py times the forward); the backward reads P once, in order.
 void attention_tiled(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, float scale, const at::Tensor& out,
                      const at::Tensor& lse, float* probs = nullptr) {
   const int64_t heads = q.size(1), l = q.size(2), s = k.size(2), d = q.size(3), dv = v.size(3);

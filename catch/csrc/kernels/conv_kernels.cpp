@@ -11,15 +11,14 @@
 // them in where they measure faster than ATen's. Three kernels:
 // - direct, for layers with few input taps (at most kMaxTaps = Cin * kh * kw; for the backward only the weight and
 //   bias gradients, as a first layer's input needs none). A first layer on one-channel images (9 taps) gives oneDNN
-//   almost no reduction to block over: the digits CNN's 1->16 3x3 convolution runs at ~20 GFLOP/s there (60 us
-//   forward, 82 us for the weight gradient at 2 threads, ~100 us each inside the training step). Here every output
-//   row is a few vector registers that take all taps before they are stored, from a zero-padded copy of the image's
-//   planes.
+//   almost no reduction to block over, so it runs far below its peak there (the digits CNN's 1->16 3x3 convolution).
+//   Here every output row is a few vector registers that take all taps before they are stored, from a zero-padded
+//   copy of the image's planes.
 // - Winograd F(2x2, 3x3) (conv_winograd.h) for the other 3x3 layers with padding up to 2, forward and all three
 //   gradients: 16 multiplies per 2x2 outputs and channel pair instead of 36. oneDNN runs the digits CNN's 16->32
 //   layer at SGEMM peak on one core (and splits it unevenly over two); Winograd needs fewer multiplies than that
-//   peak allows: at 2 threads forward ~185 us against oneDNN's 215-240, backward ~370 against 480-570. Inputs with
-//   an inf, a NaN or a value beyond 2^100 take the im2col products instead (conv_winograd.h says why).
+//   peak allows, forward and backward. Inputs with an inf, a NaN or a value beyond 2^100 take the im2col products
+//   instead (conv_winograd.h says why).
 // - im2col products (the GEMM path below) for everything else handled: per image one register-tiled matrix product
 //   (tiled_product.h) per result.
 //
@@ -249,8 +248,7 @@ CATCH_ISA_CLONES void conv_weight_grad_image(const float* padded, const float* g
 //   input gradient:  dcol (T x P) = Wᵀ (T x cout) grad_out (cout x P), then col2im
 //   weight gradient: dWᵀ (T x cout) += col (T x P) grad_outᵀ (P x cout), summed over the images
 // (gemm_conv_backward).
-// The products run at the machine's SGEMM peak; im2col, col2im and the transposes add 10-20 % (benchmarks/README.md,
-// issue 21, session 14).
+// The products run at the machine's SGEMM peak; im2col, col2im and the transposes are the cost on top of them.
 
 // col[t * ldc + y * ow + x] <- padded[offsets[t] + y * wp + x] for every tap t and output (y, x); the columns from P
 // to ldc are not written. Rows of at least 8 outputs are copied as 8-float vectors, the last one overlapping the one

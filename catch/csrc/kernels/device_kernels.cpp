@@ -350,7 +350,7 @@ void device_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, Stack* st
 
 // ---- typed device kernels for the hottest elementwise ops ------------------------------------------------
 // add, sub, mul and div (.Tensor, and their in-place forms) run many times per training step, often on small
-// tensors, where the boxed kernel's fixed cost showed (benchmarks/README.md: a 64-element `a + b` took 1.5x CPU's
+// tensors, where the boxed kernel's fixed cost showed (callgrind: a 64-element `a + b` took 1.5x CPU's
 // instructions). Much of it was not the kernel: boxing the arguments into an IValue stack copies each at::Tensor,
 // and the first copy of a tensor that Python owns takes the GIL (intrusive_ptr's incref_pyobject on the 1 -> 2
 // refcount transition; the dispatcher runs with the GIL released), as does the matching release. These kernels take
@@ -606,9 +606,8 @@ void convolution_backward_kernel(const c10::OperatorHandle& op, c10::DispatchKey
 // max_pool2d_with_indices and its backward (the functional overloads) run Catch's kernels
 // (pool_kernels.cpp: torch_mlu::max_pool2d_with_indices[_backward], same schemas, ATen's values and indices) on the
 // host views; they hand every case outside their fast paths to ATen's CPU kernels. ATen's kernel for contiguous
-// (NCHW) input is a scalar loop that branches on each comparison: for the digits CNN's 64x32x8x8, 650-700 us at 1
-// thread and 140-230 us at 2, where the mlu op on Catch's 2x2 kernel takes 37 and 23 us (benchmarks/README.md, issue
-// 21, session 17).
+// (NCHW) input is a scalar loop that branches on each comparison, several times slower than Catch's branch-free 2x2
+// kernel on the digits CNN's pooling input (64x32x8x8) at 1 and 2 threads.
 template <const char* Name>
 void catch_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, Stack* stack) {
   run_device_kernel(op, stack, [](const c10::OperatorHandle&, Stack* s) {
@@ -662,7 +661,7 @@ void* data_of(const at::Tensor& t) {
 // A synchronous runtime memcpy; a large one (4 MiB and more) moves its bytes with ATen's CPU copy kernel, as a host
 // clone() does: parallel over the intra-op threads and vectorized with plain stores. glibc's memmove (rep movsb /
 // non-temporal stores) took about twice the copy kernel's time on the fresh pages of a d.cpu() result (perf, 256 MiB,
-// 1 thread: 64 ms more per copy than a.clone()).
+// 1 thread).
 void copy_bytes(void* dst, const void* src, size_t bytes, catch_rt::MemcpyKind kind) {
   constexpr size_t kKernelFrom = size_t{4} << 20;
   if (bytes < kKernelFrom || at::in_parallel_region()) {

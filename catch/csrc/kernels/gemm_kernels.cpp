@@ -13,7 +13,7 @@
 // y = x wᵀ + b), whose JIT-generated code uses AVX-512 wherever the CPU has it; MKL takes its AVX2 path on non-Intel
 // CPUs, so on those oneDNN is up to twice as fast for these shapes (benchmarks/bench_compile.py measures the
 // effect). Smaller products, other dtypes, and addmm with a bias that is not one value per output column or with
-// beta/alpha other than 1 stay on ATen: oneDNN's fixed cost per call (about 10 us) outweighs its speed there.
+// beta/alpha other than 1 stay on ATen: oneDNN's fixed cost per call outweighs its speed there.
 #include <ATen/Functions.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
@@ -72,13 +72,12 @@ bool is_one(const at::Scalar& s) { return !s.isComplex() && s.toDouble() == 1.0;
 
 // Products for Catch's register-tiled loops (tiled_product.h): B's rows contiguous (a layer's weight or input as it
 // is: the backward's dX = dY W and dW = dYᵀ X) or, in products of at least kMinMacs multiply-adds, its columns (a
-// linear's forward, X Wᵀ: packed by pack_rows, 3 us for 64 x 256 on one thread; at 2 threads the packed copy also
-// has to reach the other core, and 64 x 64 x 10 took 14 us against ATen's 8), B (k x n padded to whole vectors)
-// within kMaxPackedFloats (1 MiB, a core's L2 on the AMD EPYC it was measured on), which every row tile of A streams
-// past. Measured against MKL's SGEMM at 2 threads: 0.6-0.8x its time from 64 x 10 x 64 to 512 x 512 x 256,
-// 0.86-0.89x at 1024 x 1024 x 256; the transformer block's forward
-// linears (512 x 64 x 64 to 512 x 256 x 64, Wᵀ packed) 0.86-0.93x, with the bias 0.86-0.94x of MKL's addmm
-// (which copies the bias into its result first; benchmarks/README.md, issue 21, session 15).
+// linear's forward, X Wᵀ: packed by pack_rows; below kMinMacs the packing costs more than it saves, the more so at
+// 2 threads, where the packed copy also has to reach the other core), B (k x n padded to whole vectors) within
+// kMaxPackedFloats (1 MiB, a core's L2 on the AMD EPYC it was measured on), which every row tile of A streams past.
+// Measured against MKL's SGEMM at 2 threads, these loops take less time from 64 x 10 x 64 to 1024 x 1024 x 256, also
+// for the transformer block's forward linears (Wᵀ packed) and with the bias against MKL's addmm (which copies the
+// bias into its result first).
 constexpr int64_t kMaxPackedFloats = int64_t{1} << 18;
 
 bool worth_tiled(const at::Tensor& a, const at::Tensor& b) {
@@ -236,7 +235,7 @@ CATCH_ISA_CLONES void gelu_pass(int64_t n, const float* h, float* out, float* de
 }
 
 // linear_gelu's float32 CPU path for products the tiled loops do not take: ATen's linear, then GELU (and its
-// derivative) in one pass instead of ATen's elementwise ops one by one (68 us against 11 for 16 x 64 -> 256).
+// derivative) in one pass instead of ATen's elementwise ops one by one, each of which is a pass over the result.
 std::tuple<at::Tensor, at::Tensor> linear_then_gelu(const at::Tensor& input, const at::Tensor& weight,
                                                     const std::optional<at::Tensor>& bias, bool derivative) {
   const auto h = at::linear(input, weight, bias).contiguous();

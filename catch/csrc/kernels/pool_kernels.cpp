@@ -11,16 +11,16 @@
 // backward_fast_path below). torch_mlu.compile keeps the forward out of Inductor's
 // decompositions and swaps it for this one (kernels.py, ATEN_KERNELS). Why: Inductor lowers max pooling with indices
 // to a window reduction into int8 offsets plus a pointwise conversion to int64 indices, and its C++ backend emits
-// the latter as a scalar loop with a bounds check and an integer floor division per element: 197 us for the digits
-// CNN's 64x32x8x8 input at 2 threads, the slowest kernel of its forward. ATen's own CPU kernel for contiguous
-// (NCHW) input is slower still: 409 us on the same ReLU'd input (a scalar loop that branches on each comparison).
+// the latter as a scalar loop with a bounds check and an integer floor division per element, the slowest kernel of
+// the digits CNN's forward (64x32x8x8 input). ATen's own CPU kernel for contiguous (NCHW) input is slower still (a
+// scalar loop that branches on each comparison).
 //
 // The common case -- float32, contiguous NCHW (4-d or 3-d), no padding, dilation 1, ceil_mode false -- is one pass
-// here (83 us there), parallel over planes: per output, the window's values in row-major order, keeping the first
+// here, parallel over planes: per output, the window's values in row-major order, keeping the first
 // maximum and any NaN, exactly as ATen's cpu_max_pool (aten/src/ATen/native/cpu/MaxPoolKernel.cpp) does:
 //   if (val > maxval || isnan(val)) { maxval = val; maxindex = index; }   with maxval = -inf, maxindex = the
 // window's first element, so a window of -inf gives -inf at its first index and NaN wins (the last NaN's index).
-// 2x2 windows at stride 2 on even planes (nn.MaxPool2d(2)) load whole rows instead (pool_plane_2x2): 22 us there.
+// 2x2 windows at stride 2 on even planes (nn.MaxPool2d(2)) load whole rows instead (pool_plane_2x2).
 // Everything else goes to ATen's kernel unchanged.
 #include <ATen/Functions.h>
 #include <ATen/Parallel.h>
@@ -237,7 +237,7 @@ std::tuple<at::Tensor, at::Tensor> max_pool2d_with_indices(const at::Tensor& sel
 // The gradient of max pooling over windows that do not overlap (kernel == stride, no padding, dilation 1): each input
 // element is in at most one window, so a plane's gradient is zeros plus each output's gradient at its index -- one
 // pass over the plane, parallel over planes, where ATen's kernel is reached from compiled code through a Python
-// registration (43-72 us of the digits CNN's backward group at 2 threads, this kernel 22 us). Indices of -1 are
+// registration, which takes longer than this kernel in the digits CNN's backward group. Indices of -1 are
 // skipped as ATen skips them; an index outside its plane is an error (ATen's kernel would write out of bounds).
 bool backward_fast_path(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef kernel,
                         at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode,

@@ -165,7 +165,7 @@ CATCH_INLINE void product(int64_t m, int64_t n, int64_t k, const float* a, int64
                           const Store& store = Store{}) {
   int64_t j = 0;
   // Wide tiles only where A's rows are contiguous: read down the columns of a transposed A (ac > 1, a weight
-  // gradient's dYᵀ), 6-row tiles measured 2-4 % slower than 8-row ones (64 x 512 x 256: 78-79 us against 76-77).
+  // gradient's dYᵀ), 6-row tiles measured slower than 8-row ones (64 x 512 x 256).
   const bool wide = ac == 1 && wide_tiles();
   for (; wide && j + 4 * kLanes <= n; j += 4 * kLanes) {
     product_columns<4, ACC, MAX>(m, k, a, ar, ac, b + j, ldb, c + j, ldc, vmax, bias ? bias + j : nullptr,

@@ -68,10 +68,10 @@ def _partition(gm: GraphModule, joint_inputs: Sequence[Any], **kwargs: Any) -> t
     backward (``aten.threshold_backward``): those get AOTAutograd's default partitioner after the same passes.
 
     Why: to save memory the min-cut partitioner makes the forward kernel compute relu's ``out <= 0`` and saves it as a
-    bool mask, and Inductor's CPU code stores such masks byte by byte (~11 ns per element: 1.5 ms of a 4 ms digits
-    training step). The default partitioner saves the forward's values as eager autograd does. Side by side, 1 thread:
-    digits CNN training step 1.48x -> 1.18x eager; the transformer block (GELU, no mask) keeps min-cut, where the
-    default partitioner was 6 % slower (benchmarks/README.md).
+    bool mask, and Inductor's CPU code stores such masks byte by byte (over a third of the digits training step). The
+    default partitioner saves the forward's values as eager autograd does. Side by side, 1 thread: digits CNN training
+    step 1.48x -> 1.18x eager; the transformer block (GELU, no mask) keeps min-cut, where the default partitioner was
+    6 % slower.
     """
     from torch._functorch.partitioners import default_partition
     from torch._inductor import config
@@ -89,12 +89,12 @@ def _partition(gm: GraphModule, joint_inputs: Sequence[Any], **kwargs: Any) -> t
 
 # Inductor decompositions whose generated CPU code is slower than the ATen kernel the group then calls instead:
 # max_pool2d_with_indices_backward becomes a scatter_add over the pooled gradient (torch/_decomp/decompositions.py),
-# which Inductor's C++ backend emits as a serial loop of indirect `+=` stores -- 350 us of a 3.5 ms digits CNN
-# training step (1 thread), against 47 us for ATen's kernel. Left undecomposed, the op is lowered by Inductor's own
+# which Inductor's C++ backend emits as a serial loop of indirect `+=` stores, several times slower than ATen's kernel
+# (a tenth of the digits CNN's training step at 1 thread). Left undecomposed, the op is lowered by Inductor's own
 # max_pool2d_with_indices_backward lowering (a parallel gather over each input's pooling windows).
 # max_pool2d_with_indices becomes a window reduction into int8 offsets plus their conversion to int64 indices, emitted
-# as a scalar loop with a bounds check and a floor division per element (197 us of the digits CNN's forward at 2
-# threads); left undecomposed, the post-grad pass hands it to Catch's kernel (torch_mlu.compile.kernels).
+# as a scalar loop with a bounds check and a floor division per element (the slowest kernel of the digits CNN's
+# forward); left undecomposed, the post-grad pass hands it to Catch's kernel (torch_mlu.compile.kernels).
 _SLOW_DECOMPOSITIONS = ("aten.max_pool2d_with_indices_backward.default", "aten.max_pool2d_with_indices.default")
 
 

@@ -186,9 +186,8 @@ class CallerThread:
     thread waits for the compilation (:meth:`serve`).
 
     Kernel timings (:meth:`timer`, for ``CATCH_FUSE_KERNELS=auto``) must be taken on the thread that will run the
-    kernels. On a fresh thread the same GEMM is 2-10x slower, and unevenly so: best of 5 at 2 threads, 64x10 @ 10x64
-    took 5 us on the calling thread and 29-89 us on a new one, 512x256 @ 256x64 94 us and 160-204 us
-    (``benchmarks/README.md``), so the choice between ATen's and Catch's kernels followed noise.
+    kernels. On a fresh thread the same GEMM is 2-10x slower, and unevenly so (best of 5 at 2 threads, from
+    64x10 @ 10x64 to 512x256 @ 256x64), so the choice between ATen's and Catch's kernels followed noise.
     """
 
     def __init__(self) -> None:
@@ -214,8 +213,8 @@ class CallerThread:
     def timer(self, first: Callable[[], object], second: Callable[[], object]) -> tuple[float, float]:
         """:func:`~torch_mlu.compile.kernels.best_times` of ``first`` and ``second``, run on the serving thread
         without autograd recording and with its Python dispatch modes set aside: the inputs are real CPU tensors, and
-        a group's first call runs under AOTAutograd's ``_AnalyzeCustomOpInputOutputMode``, which adds about 20 us to
-        every op."""
+        a group's first call runs under AOTAutograd's ``_AnalyzeCustomOpInputOutputMode``, which adds a fixed cost to
+        every op, larger than a small kernel's time."""
         def timed() -> tuple[float, float]:
             with _disable_current_modes(), torch.no_grad():
                 return best_times(first, second)

@@ -34,19 +34,19 @@ with the kernels a group uses, not timed.
 Convolutions (float32, contiguous, stride and dilation 1, groups 1) become ``torch.ops.torch_mlu.convolution`` /
 ``convolution_backward`` (``catch/csrc/kernels/conv_kernels.cpp``). Layers with few input taps (a first layer:
 ``Cin * kh * kw`` at most 32) run on direct kernels that keep output rows in vector registers through all taps, where
-oneDNN has almost no reduction to block over (the digits CNN's 1->16 3x3 layer: forward 21 us against 60, weight
-gradient 35 us against 82, 2 threads); other 3x3 layers on Winograd's F(2x2, 3x3), with 16 multiplies per four outputs
-and channel pair instead of 36 (its 16->32 layer: forward ~185 us against 215-240, backward ~370 against 480-570, 2
-threads); the rest on im2col products on the register-tiled loops.
+oneDNN has almost no reduction to block over (the digits CNN's 1->16 3x3 layer: under half oneDNN's time, forward
+and weight gradient, 2 threads); other 3x3 layers on Winograd's F(2x2, 3x3), with 16 multiplies per four outputs and
+channel pair instead of 36 (faster than oneDNN on its 16->32 layer, forward and backward, 2 threads); the rest on
+im2col products on the register-tiled loops.
 
 The same pass keeps some ops as extern calls where Inductor's own code for the op is slower (:data:`ATEN_KERNELS`):
 it swaps the node for a ``torch_mlu`` op of the same schema, which Inductor cannot look into, and which runs Catch's
 kernel where it applies (``catch/csrc/kernels/pool_kernels.cpp``) and ATen's otherwise. ``max_pool2d_with_indices``:
-Inductor's lowering ends in a scalar index loop, 197 us of the digits CNN's forward at 2 threads, Catch's 22 us.
-``max_pool2d_with_indices_backward``: Inductor lowers it to a gather over each input's pooling windows whose C++ loop
-it cannot vectorize (integer floor divisions in the index): 300 us for the digits CNN's 64x32x8x8 input against 35 us
-for ATen's kernel (1 thread); Catch's kernel, for windows that do not overlap, 22 us (2 threads). This applies with
-every ``CATCH_FUSE_KERNELS`` setting.
+Inductor's lowering ends in a scalar index loop, the slowest kernel of the digits CNN's forward, several times
+Catch's time. ``max_pool2d_with_indices_backward``: Inductor lowers it to a gather over each input's pooling windows
+whose C++ loop it cannot vectorize (integer floor divisions in the index), several times slower than ATen's kernel on
+the digits CNN's 64x32x8x8 input; Catch's kernel handles windows that do not overlap. This applies with every
+``CATCH_FUSE_KERNELS`` setting.
 
 Whether a Catch kernel pays depends on the CPU (MKL's and oneDNN's code paths differ by vendor and ISA) and on the
 shapes, so by default each candidate node is measured when its group compiles (``CATCH_FUSE_KERNELS`` unset or
@@ -345,8 +345,8 @@ def unfuse_bias_add(graph: Graph) -> int:
     into ``aten.add(aten.mm(a, b), bias)``, so Inductor computes the bias add inside the consumer's fused loop;
     returns how many it rewrote.
 
-    ATen's CPU ``addmm`` first copies the broadcast bias into its result and then runs SGEMM with beta = 1 (15 us
-    per 512x64 linear at 2 threads in the transformer block); Inductor's own pass for this
+    ATen's CPU ``addmm`` first copies the broadcast bias into its result and then runs SGEMM with beta = 1 (an extra
+    pass over each linear's result in the transformer block); Inductor's own pass for this
     (``unfuse_bias_add_to_pointwise`` in ``torch/_inductor/fx_passes/post_grad.py``) is GPU-only. Side by side,
     compiled / eager on the transformer block inference, 2 threads: 0.70 -> 0.65 and 0.74 -> 0.69 in two runs.
     """

@@ -5,8 +5,8 @@
 Inductor's min-cut partitioner (``torch._functorch.partitioners.min_cut_rematerialization_partition``) treats
 pointwise ops as free to recompute, so a GELU's backward (``erf(x / sqrt 2)`` in its derivative) recomputes the erf
 that the forward already computed. On the CPU erf is not free: ATen's vectorized erf (what Inductor's C++ calls)
-takes a division and a Sleef exp per vector, and in the compiled transformer block of
-``benchmarks/bench_compile.py`` (2 threads) each of its two erf passes over 512 x 256 values cost about 60 us.
+takes a division and a Sleef exp per vector, over the 512 x 256 hidden values of the compiled transformer block of
+``benchmarks/bench_compile.py``.
 
 :func:`save_erf` marks each ``aten.erf`` node of the joint graph with the partitioner's ``MUST_SAVE`` checkpoint
 policy (``torch.utils.checkpoint.CheckpointPolicy``, the hook selective activation checkpointing uses), so the

@@ -14,8 +14,8 @@ unfused ``softmax(q @ kᵀ) @ v``, before the partitioner splits forward from ba
 ``probs`` is ``softmax(scale * q @ kᵀ)``, (B, H, L, S) in rows padded to whole 16-float vectors; the partitioner
 saves it for the backward (AOTAutograd never recomputes an op outside its allowlist). The forward streams each
 block of P out from where it formed the scores anyway. In the compiled transformer block of
-``benchmarks/bench_compile.py`` (1 x 4 heads x 512 x 16, 2 threads) that made the forward graph 89-141 us longer and
-the backward graph 214-263 us shorter (``benchmarks/README.md``, issue 21, session 13).
+``benchmarks/bench_compile.py`` (1 x 4 heads x 512 x 16, 2 threads) the backward graph saves about twice the time the
+forward graph adds.
 
 P takes B * H * L * S floats, what the unfused attention's softmax saves in eager mode, against the flash kernels'
 B * H * L: the pass applies only up to :data:`MAX_PROBS_BYTES` (16 MiB) per attention call, only where the tiled

@@ -118,9 +118,9 @@ def _drain_at_exit() -> None:
     interpreter until it is done, but the threads outlive it, so this is a measured mitigation, not a proof
     (catch/README.md, "Known issues").
 
-    A process that never made a ``cncl`` process group skips both: the collection alone costs every exit about
-    65 ms after ``import torch`` (a full pass over ~165,000 objects), which ``benchmarks/run_all.py``'s
-    ``import torch`` row measured as most of the autoload's cost.
+    A process that never made a ``cncl`` process group skips both: the collection alone is a full pass over the
+    ~165,000 objects alive after ``import torch``, which ``benchmarks/run_all.py``'s ``import torch`` row measured as
+    most of the autoload's cost.
     """
     if not _STARTED:
         return

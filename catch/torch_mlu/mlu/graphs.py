@@ -26,7 +26,7 @@ from __future__ import annotations
 import gc
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -364,8 +364,3 @@ def export_graph_data(path: str) -> Callable[[MLUGraph], None]:
             pickle.dump(g.get_graph_data(), f)
 
     return _hook
-
-
-def _iter_ops(g: MLUGraph) -> Iterator[Any]:
-    """The captured operations of ``g`` (for tests and debugging)."""
-    return (op[0] for op in g._ops)

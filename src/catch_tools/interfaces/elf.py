@@ -3,8 +3,8 @@
 
 """Layer 1: ELF interfaces of torch's shared objects, read with ``pyelftools``.
 
-For every upstream ``torch/lib/*.so*`` and ``torch/_C*.so`` (rules from ANCHORS.md section 3, the simple and robust
-subset of what libabigail checks on stripped objects):
+For every upstream ``torch/lib/*.so*`` and ``torch/_C*.so`` (the simple and robust subset of what libabigail's
+``abidiff`` checks, which on stripped objects sees only added and removed ELF symbols):
 
 - ``DT_SONAME``, ``DT_NEEDED`` (in order), ``DT_RUNPATH`` and ``DT_RPATH`` equal;
 - the upstream set of *defined* dynamic symbols with their version (``name@VERSION`` from ``.gnu.version`` /

@@ -7,7 +7,7 @@ Rules: ``griffe.find_breaking_changes(old, new)`` (removed or changed public obj
 attribute values are ignored by griffe) must find nothing (incompatible); public names added outside ``torch.mlu``,
 ``torch.version`` and ``torch_mlu`` need review; a removed module is incompatible.
 
-Scope: loading the whole torch tree with griffe takes about 28 s per wheel here, so by default only the modules whose
+Scope: loading the whole torch tree with griffe takes tens of seconds per wheel, so by default only the modules whose
 source differs between the two wheels (``.py`` and ``.pyi``; raw-identical files have identical APIs) plus the
 ``torch`` package itself are loaded, each visited on its own (``griffe.visit``); the report says so. ``full=True``
 loads both complete packages with ``griffe.load`` instead.

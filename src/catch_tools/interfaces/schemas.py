@@ -9,7 +9,7 @@ Each wheel is unpacked into its own directory and probed in its own interpreter 
 site-packages (``--python`` picks the interpreter; it needs sympy, networkx, jinja2, fsspec, filelock,
 typing-extensions: e.g. any environment with torch installed).
 
-Rules (PyTorch's schema BC check, ANCHORS.md section 3): with ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` the combined
+Rules (PyTorch's ``check_forward_backward_compatibility.py``): with ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` the combined
 wheel's schema set equals upstream's (a difference is incompatible if a schema is gone, review if one is added); with
 the backend imported every added schema is in a backend namespace (else review) and every upstream schema has a
 backward-compatible match (``FunctionSchema.is_backward_compatible_with``, empty allow-list; else incompatible).

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from catch_tools.patches.classify import classify_path
 from catch_tools.patches.hunks import HunkResult, apply_hunks
 from catch_tools.patches.model import MODE_EXEC, MODE_FILE, MODE_LINK, FileChange, Patch, PathClass
 from catch_tools.patches.safefs import Root, UnsafePath
@@ -220,8 +219,3 @@ def simulate(patches: Iterable[Patch], reader: TreeReader, *, report_fuzz: bool 
         if on_patch is not None:
             on_patch(out)
     return outcomes
-
-
-def classes_of(patch: Patch) -> dict[str, PathClass]:
-    """Every path the patch touches with its :func:`~catch_tools.patches.classify.classify_path` class."""
-    return {p: classify_path(p) for change in patch.files for p in change.paths}

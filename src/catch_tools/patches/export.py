@@ -3,8 +3,8 @@
 
 """``export``: regenerate ``patches/`` from the commits on top of the base, deterministically.
 
-``git format-patch`` options and why (Electron's and microsoft/go's exporters make the same choices, see
-``ANCHORS.md`` section 1):
+``git format-patch`` options and why (Electron's ``script/lib/git.py`` and microsoft/go-infra's ``git-go-patch``
+make the same choices):
 
 * ``--zero-commit --no-signature --no-numbered --no-stat --keep-subject``: nothing that changes between runs or
   machines (commit ids, git version, ``[PATCH n/m]``, diffstat widths);

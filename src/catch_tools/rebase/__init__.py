@@ -1,7 +1,7 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Rebase of the patch series onto a new upstream PyTorch release (issue 5), behind ``scripts/rebase.py``.
+"""Rebase of the patch series onto a new upstream PyTorch release, behind ``scripts/rebase.py``.
 
 Modules, one job each:
 

@@ -6,7 +6,8 @@
 For a run of consecutive patch commits (a contiguous piece of the previous step's chain):
 
 1. ``git patch-id --stable`` of every commit (one ``git log -p`` and one ``git patch-id`` for the whole run) against the
-   upstream commits between the old and the new base -> **upstreamed** with the upstream commit (ANCHORS pain point 1);
+   upstream commits between the old and the new base -> **upstreamed** with the upstream commit (patch-id, not a
+   search of commit messages, which misses changes upstream merged under another message);
 2. the commits as patches (one ``git format-patch``, the engine's export options) applied in memory onto the new base
    with the engine's :func:`~catch_tools.patches.engine.simulate` -- ``git apply``'s matching rules, no fuzz -- which
    says per hunk whether it matched at its line (**clean**) or moved (**offset**, with the line count);

@@ -6,7 +6,7 @@
 Order of attempts for a patch commit ``C`` onto the current tip ``T`` (all git's own machinery, no merge code here):
 
 1. its ``git patch-id --stable`` equals an upstream commit's between the old and the new base -> **upstreamed**
-   (pain point 1 in ANCHORS: patch-id, not log greps);
+   (patch-id, not a search of commit messages);
 2. ``git apply --index -v`` of ``C``'s diff: succeeds -> **clean**, or **offset** when git reports
    ``Hunk #n succeeded at N (offset M lines)`` (git apply never fuzzes unless asked with ``-C``);
 3. ``git apply --check --reverse`` succeeds -> the change is already in the new base -> **upstreamed** (empty);
@@ -42,7 +42,7 @@ class PickOutcome:
 def commit_diff(repo: GitRepo, commit: str) -> tuple[str, str]:
     """(author date in git's raw format, the full diff ``commit^..commit`` as ``git apply`` takes it).
 
-    One ``git diff-tree`` call: full index lines (3-way needs them, ANCHORS pain point 2), binary included, renames
+    One ``git diff-tree`` call: full index lines (``git apply --3way`` needs their blob ids), binary included, renames
     off so the diff applies by path.
     """
     out = repo.run("diff-tree", "-p", "--full-index", "--binary", "--no-renames", "--pretty=format:%ad",

@@ -3,12 +3,12 @@
 
 """The rebase report: per patch status, old and new base, and ``git range-diff`` of the old series vs the new one.
 
-Statuses (issue 5): ``clean``, ``offset`` (applied with offset), ``3way`` (applied with 3-way merge -- flagged for
-review, ANCHORS pain point 7), ``resolved`` (conflict resolved by hand), ``upstreamed`` (dropped because upstream has
-the change; with the upstream commit when its patch-id matched, and the release that contains it with that release's
-``git_version``), ``dropped`` (the maintainer's drop: ``--drop NAME --reason``, or a conflict resolved to no change
-with ``--continue --reason``; the reason is reported once).
-Nobody among the anchors ships a range-diff (pain point 4); a reviewer reads it as a diff of diffs.
+Statuses: ``clean``, ``offset`` (applied with offset), ``3way`` (applied with 3-way merge -- flagged for review, as
+it can fold a patch's change into an earlier one), ``resolved`` (conflict resolved by hand), ``upstreamed`` (dropped
+because upstream has the change; with the upstream commit when its patch-id matched, and the release that contains
+it with that release's ``git_version``), ``dropped`` (the maintainer's drop: ``--drop NAME --reason``, or a conflict
+resolved to no change with ``--continue --reason``; the reason is reported once).
+The range-diff (``git range-diff``) lets a reviewer read the change of each patch instead of a diff of diffs.
 """
 
 from __future__ import annotations

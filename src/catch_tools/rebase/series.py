@@ -7,7 +7,7 @@
 - :func:`replay`: the series as one reproducible commit per patch on the old base (engine: ``load_series``,
   ``simulate``, ``fast_import`` -- ``apply_to_git`` without its checkout);
 - :func:`export`: ``patches/`` regenerated from the new commits (engine: ``export_series``: deterministic, a patch file
-  kept byte-for-byte when its change is equivalent -- ANCHORS pain point 2).
+  kept byte-for-byte when its change is equivalent, so moved hunks and new index lines do not churn the series).
 
 The engine refuses an empty export (it would delete every patch by mistake); when a rebase has legitimately dropped
 every patch (all upstreamed or dropped with reasons), :func:`export` writes the empty series itself.

@@ -12,7 +12,7 @@ Layout under ``<git-dir>/catch-rebase/``:
 
 A lock file ``<git-dir>/catch-rebase.lock`` is held with ``flock`` while a ``rebase.py`` process works; the kernel
 releases it when the process dies, so a killed run never blocks the next one (unlike a stale ``git am`` directory,
-ANCHORS pain point 5).
+``.git/rebase-apply``, which blocks every later ``git am`` until it is removed).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ STATE_FILE = "state.json"
 LOCK_FILE = "catch-rebase.lock"
 FORMAT = 1
 
-#: Statuses a patch can end with (the report's vocabulary, issue 5), in increasing order of attention needed.
+#: Statuses a patch can end with (the report's vocabulary), in increasing order of attention needed.
 STATUSES = ("clean", "offset", "3way", "resolved", "upstreamed", "dropped")
 
 

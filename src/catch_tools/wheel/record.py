@@ -152,7 +152,7 @@ def file_sha256(reader: RawZipReader) -> str:
 def verify_wheel(reader: RawZipReader, record_name: str, *, use_cache: bool = True) -> dict[str, RecordRow]:
     """Check RECORD lists every member and every member's sha256/size matches; return the parsed rows.
 
-    A full verification of the 192 MB torch wheel decompresses 700 MB (about 5 s here). Its result is cached under
+    A full verification of the 192 MB torch wheel decompresses 700 MB, which takes seconds. Its result is cached under
     ``<cache>/verified-wheels/<sha256 of the whole file>``: a byte-identical file was verified before, and any
     corruption or truncation changes the file hash, so it is verified again. ``use_cache=False`` always verifies.
 

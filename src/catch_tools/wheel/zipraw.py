@@ -4,7 +4,7 @@
 """Raw zip member copy: move compressed members from one zip archive to another without recompressing them.
 
 Why our own writer: :mod:`zipfile` can read a member's metadata but has no public API to write an already-compressed
-member; ``wheel pack`` therefore recompresses all 700 MB of the torch wheel (28.6 s measured here). A member of a zip
+member; ``wheel pack`` therefore recompresses all 700 MB of the torch wheel (tens of seconds). A member of a zip
 archive is self-contained: a local file header (method, CRC-32, sizes, name) followed by the compressed bytes; the
 central directory at the end repeats the header fields plus the member's offset (APPNOTE.TXT 6.3.10, sections 4.3.7,
 4.3.12, 4.3.16). So a copy is: read the member's compressed bytes at ``local header offset + 30 + name + extra``, write
