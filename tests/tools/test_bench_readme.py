@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -54,9 +55,16 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_readme_table_is_the_newest_results_file(rt: ModuleType) -> None:
-    readme, results = REPO / "benchmarks" / "README.md", REPO / "benchmarks" / "results"
-    assert rt.is_current(readme, results), "the README's table is stale: run python benchmarks/results_table.py"
+def test_readme_table_is_the_newest_results_file(rt: ModuleType, tmp_path: Path) -> None:
+    """Judged on the committed results files only: a local dashboard run (git-ignored) does not make it fail."""
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout: the committed results files are unknown")
+    tracked = subprocess.run(["git", "ls-files", "-z", "benchmarks/results"], cwd=REPO, capture_output=True,
+                             check=True).stdout.decode().split("\0")
+    for name in filter(None, tracked):
+        shutil.copy2(REPO / name, tmp_path / Path(name).name)
+    assert rt.is_current(REPO / "benchmarks" / "README.md", tmp_path), \
+        "the README's table is stale: run python benchmarks/results_table.py"
 
 
 def test_rewrites_only_the_table_from_the_newest_run(rt: ModuleType, tmp_path: Path) -> None:
