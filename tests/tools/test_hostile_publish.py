@@ -13,16 +13,24 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
-from fake_wheels import write_wheel
+from fake_wheels import fake_backend_wheel, fake_torch_wheel, write_wheel
+
+from catch_tools.pin import Pin
+from catch_tools.wheel.overlay import build_overlay
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PUBLISH_INDEX = REPO_ROOT / "scripts" / "publish_index.py"
+PUBLISH_RELEASE = REPO_ROOT / "ci" / "scripts" / "publish_release.sh"
+COMMIT = "cf30153c4c131c8164ee7798e5022d810682e2cb"
+TAGS = "cp311-cp311-manylinux_2_28_x86_64"
+COMBINED = f"torch-2.13.0+cpu.catch1-{TAGS}.whl"
 PROBE = "catch_probe-1.0-py3-none-any.whl"
 
 
@@ -66,6 +74,10 @@ def publish_index(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return run(sys.executable, PUBLISH_INDEX, *args)
 
 
+def publish_release(tag: str, dist: Path, index: Path) -> subprocess.CompletedProcess[str]:
+    return run("bash", PUBLISH_RELEASE, tag, dist, env={"CATCH_INDEX_DIR": str(index), "CATCH_GH_RELEASE": "0"})
+
+
 def one_error_line(proc: subprocess.CompletedProcess[str], *parts: str) -> None:
     assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
     assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
@@ -82,6 +94,19 @@ def index(tmp_path: Path) -> Path:
     proc = publish_index(other, "--index-dir", root)
     assert proc.returncode == 0, proc.stderr
     return root
+
+
+def combined_wheel(tmp_path: Path) -> Path:
+    """A combined wheel made by the overlay build from small synthetic inputs (what a release publishes)."""
+    pin = Pin("https://github.com/pytorch/pytorch.git", "v2.13.0", COMMIT, "2.13.0+cpu", 1)
+    series = tmp_path / "patches"
+    series.mkdir()
+    (series / "series").write_text("# no patches\n")
+    result = build_overlay(upstream_wheel=fake_torch_wheel(tmp_path / "up", "2.13.0+cpu", COMMIT),
+                           backend_wheel=fake_backend_wheel(tmp_path / "be"), series_dir=series, pin=pin,
+                           out_dir=tmp_path / "dist")
+    assert result.wheel.name == COMBINED
+    return result.wheel
 
 
 # ---- a published file never changes ---------------------------------------------------------------------------------
@@ -101,6 +126,18 @@ def test_a_change_to_the_wheel_in_dist_after_publishing_does_not_reach_the_index
     one_error_line(again, "already published with other bytes")
     assert tree_sum(index) == before
     assert f"#sha256={sha}" in (index / "simple" / "catch-probe" / "index.html").read_text()
+
+
+def test_publish_release_publishes_a_copy_of_a_combined_wheel(tmp_path: Path) -> None:
+    wheel = combined_wheel(tmp_path)
+    proc = publish_release("v2.13.0-catch1", wheel.parent, tmp_path / "idx")
+    assert proc.returncode == 0, proc.stderr
+    published = tmp_path / "idx" / "files" / COMBINED
+    assert published.read_bytes() == wheel.read_bytes()
+    assert published.stat().st_nlink == 1 and wheel.stat().st_nlink == 1
+    page = (tmp_path / "idx" / "simple" / "torch" / "index.html").read_text()
+    assert f"#sha256={hashlib.sha256(wheel.read_bytes()).hexdigest()}" in page
+    assert not [p.name for p in (tmp_path / "idx" / "files").iterdir() if p.name.endswith(".tmp")]
 
 
 # ---- a half-published index ----------------------------------------------------------------------------------------
@@ -168,6 +205,17 @@ def test_a_name_outside_the_wheel_name_grammar_is_refused(tmp_path: Path, index:
 
 # ---- wheels are what their name says ---------------------------------------------------------------------------------
 
+def test_publish_release_refuses_the_upstream_wheel_renamed_to_the_combined_name(tmp_path: Path) -> None:
+    upstream = fake_torch_wheel(tmp_path / "up", "2.13.0+cpu", COMMIT)
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    shutil.copy(upstream, dist / COMBINED)
+    before = tree_sum(dist)
+    proc = publish_release("v2.13.0-catch1", dist, tmp_path / "idx")
+    one_error_line(proc, COMBINED, "is not torch 2.13.0+cpu.catch1")
+    assert tree_sum(tmp_path / "idx") == "absent" and tree_sum(dist) == before  # no SHA256SUMS either
+
+
 @pytest.mark.parametrize(("edit", "message"), [
     ({"WHEEL": "Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: cp311-cp311-any\n"},
      "WHEEL Tag lines ['cp311-cp311-any'] are not the file name's ['py3-none-any']"),
@@ -216,6 +264,15 @@ def test_a_member_that_differs_from_record_is_refused(tmp_path: Path, index: Pat
 
 
 # ---- one line for every bad input ----------------------------------------------------------------------------------
+
+def test_publish_release_quotes_a_wheel_name_with_a_newline(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    renamed(combined_wheel(tmp_path), "torch-2.13.0+cpu.catch1-cp311-cp311-manylinux_2_28\n_x86_64.whl")
+    before = tree_sum(dist)
+    proc = publish_release("v2.13.0-catch1", dist, tmp_path / "idx")
+    one_error_line(proc, "is not a valid wheel file name", r"manylinux_2_28\n_x86_64.whl")
+    assert tree_sum(tmp_path / "idx") == "absent" and tree_sum(dist) == before
+
 
 def test_an_index_dir_that_is_a_file_is_one_line(tmp_path: Path) -> None:
     target = tmp_path / "idx"
