@@ -15,20 +15,28 @@
 #                     A web server serves the directory; the rehearsal (tox -e release) serves it on 127.0.0.1
 #   CATCH_GH_RELEASE  1 (default): upload to the GitHub release of TAG (needs the GitHub CLI, GH_TOKEN in the
 #                     workflow; re-running replaces the assets: --clobber); 0: skip it (the rehearsal has no GitHub)
-# Exit status: 0 published, 2 bad input (tag and wheel disagree, no wheel), other: gh's.
+# Before anything is written, scripts/publish_index.py --check checks that the wheel is what its name says (file
+# name, WHEEL tags, METADATA name and version, RECORD): a renamed wheel is refused. File names in errors are quoted
+# (printf %q) so that each error is one line.
+# Exit status: 0 published, 2 bad input (a wheel that is not what its name says, tag and wheel disagree, no wheel),
+# other: gh's.
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: publish_release.sh TAG DIST_DIR" >&2; exit 2; }
 tag=$1 dist=$2
+publish_index=$(dirname "$0")/../../scripts/publish_index.py
 shopt -s nullglob
 wheels=("$dist"/torch-*catch*.whl)
-[ ${#wheels[@]} -eq 1 ] || { echo "error: $dist: expected one combined wheel, found ${#wheels[@]}" >&2; exit 2; }
+[ ${#wheels[@]} -eq 1 ] || {
+    echo "error: $(printf %q "$dist"): expected one combined wheel, found ${#wheels[@]}" >&2; exit 2; }
 wheel=${wheels[0]}
+"${PYTHON:-python3}" "$publish_index" --check "$wheel" > /dev/null || exit $?
 version=$(basename "$wheel" | cut -d- -f2)                 # 2.13.0+cpu.catch1
 want="v${version%%+*}-catch${version##*.catch}"            # v2.13.0-catch1
-[ "$tag" = "$want" ] || { echo "error: $wheel: version $version belongs to tag $want, not $tag" >&2; exit 2; }
+[ "$tag" = "$want" ] || {
+    echo "error: $(printf %q "$wheel"): version $version belongs to tag $want, not $(printf %q "$tag")" >&2; exit 2; }
 (cd "$dist" && sha256sum "$(basename "$wheel")" > SHA256SUMS)
 if [ -n "${CATCH_INDEX_DIR:-}" ]; then
-    "${PYTHON:-python3}" "$(dirname "$0")/../../scripts/publish_index.py" "$wheel" --index-dir "$CATCH_INDEX_DIR"
+    "${PYTHON:-python3}" "$publish_index" "$wheel" --index-dir "$CATCH_INDEX_DIR"
 fi
 if [ "${CATCH_GH_RELEASE:-1}" = 0 ]; then
     echo "published $tag: $(basename "$wheel") (no GitHub release: CATCH_GH_RELEASE=0)"

@@ -19,6 +19,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from fake_wheels import write_wheel
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((REPO_ROOT / ".github" / "workflows").glob("*.yml"))
@@ -188,8 +189,10 @@ def test_canary_issue_cli_rejects_a_bad_result_file(tmp_path: Path) -> None:
 
 
 def test_publish_release_refuses_a_tag_that_does_not_match_the_wheel(tmp_path: Path) -> None:
-    (tmp_path / "torch-2.13.0+cpu.catch1-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"")
-    proc = _run("bash", CI_SCRIPTS / "publish_release.sh", "v2.13.0-catch2", tmp_path)
+    write_wheel(tmp_path, "torch", "2.13.0+cpu.catch1", {"torch/__init__.py": ""},
+                tag="cp311-cp311-manylinux_2_28_x86_64")
+    proc = _run("bash", CI_SCRIPTS / "publish_release.sh", "v2.13.0-catch2", tmp_path,
+                env={"PYTHON": sys.executable, "PYTHONPATH": str(REPO_ROOT / "src")})
     assert proc.returncode == 2
     assert "belongs to tag v2.13.0-catch1, not v2.13.0-catch2" in proc.stderr
 

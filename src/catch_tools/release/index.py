@@ -14,24 +14,45 @@ Layout (any HTTP server serves it as it is, the way PyTorch's own wheel index is
 The ``#sha256=`` fragment is computed when the file is published: pip checks every download against it, so a file
 whose bytes changed after publishing (a tampered mirror, a corrupted upload) is refused ("THESE PACKAGES DO NOT
 MATCH THE HASHES"). Publishing is append-only, like PyPI: a file name already published with other bytes is an error.
+
+Rules of publishing:
+
+- only wheels that are what their name says are published (:func:`check_wheel`): a valid wheel file name (PEP 427)
+  made only of the characters of the wheel-name grammar, one ``.dist-info`` whose METADATA ``Name``/``Version`` and
+  WHEEL ``Tag`` lines agree with the file name, and a RECORD that lists and matches every member;
+- every wheel is checked, and the index read, before anything is written; a refused publish changes nothing;
+- a wheel is published as a copy (never a link to the caller's file, which may change later): written to a hidden
+  temporary file with a random suffix in ``files/``, synced, then renamed to its name, which is never replaced;
+- the pages are written last, each one atomically (temporary file + rename);
+- a file in ``files/`` that is not a published wheel (an invalid name, not a regular file, unreadable) is left out of
+  the pages with one warning line naming it; it does not stop a publish.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import html
 import os
-import shutil
-import zipfile
-from collections.abc import Sequence
+import re
+import secrets
+import stat
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from email.parser import HeaderParser
 from pathlib import Path
 from urllib.parse import quote
 
-from packaging.utils import canonicalize_name, parse_wheel_filename
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.tags import Tag, parse_tag
+from packaging.utils import BuildTag, NormalizedName, canonicalize_name, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
 
 from catch_tools.errors import UserError
+from catch_tools.wheel.record import check_listing, parse_record, verify_members
+from catch_tools.wheel.zipraw import RawZipReader
 
 _PAGE = """<!DOCTYPE html>
 <html>
@@ -46,6 +67,14 @@ _PAGE = """<!DOCTYPE html>
 </html>
 """
 
+#: The characters of the wheel-name grammar (PEP 427 escaped names and tags ``[A-Za-z0-9_.]``, PEP 440 versions
+#: adding ``!`` and ``+``, ``-`` between the components). ``parse_wheel_filename`` accepts more (any character in a
+#: tag, Unicode letters in the name); none of those can be in a valid wheel, and all are unsafe in a URL or a page.
+_WHEEL_NAME = re.compile(r"[A-Za-z0-9._!+-]+\.whl")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+Warn = Callable[[UserError], None]
+
 
 @dataclass(frozen=True)
 class IndexFile:
@@ -57,6 +86,23 @@ class IndexFile:
     metadata_sha256: str | None
 
 
+@dataclass(frozen=True)
+class CheckedWheel:
+    """A wheel :func:`check_wheel` accepted: its path, project (canonical name), version, the sha256 (hex) of the
+    bytes checked, its METADATA bytes and Requires-Python."""
+
+    path: Path
+    project: NormalizedName
+    version: Version
+    sha256: str
+    metadata: bytes
+    requires_python: str | None
+
+    def entry(self) -> IndexFile:
+        """Its index entry."""
+        return IndexFile(self.path.name, self.sha256, self.requires_python, hashlib.sha256(self.metadata).hexdigest())
+
+
 def sha256_file(path: Path) -> str:
     """Hex sha256 of ``path``'s bytes, read in 1 MiB chunks."""
     digest = hashlib.sha256()
@@ -66,66 +112,266 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def wheel_metadata(wheel: Path) -> bytes:
-    """The ``*.dist-info/METADATA`` bytes of ``wheel``.
+def check_wheel_filename(wheel: Path) -> tuple[NormalizedName, Version, BuildTag, frozenset[Tag]]:
+    """The parts of a wheel file name (``packaging.utils.parse_wheel_filename``) once it is known to be safe.
 
     Raises:
-        UserError: not a wheel file name, not a zip, or no METADATA in the wheel's own ``.dist-info``.
+        UserError: not a valid wheel file name (PEP 427), or a character outside the wheel-name grammar (letters,
+            digits, ``. _ ! + -``) that ``parse_wheel_filename`` lets through (e.g. ``"<>`` or a newline in a tag).
+            The name is quoted (``repr``) in the message, which names the directory.
     """
+    name = wheel.name
+    if not _WHEEL_NAME.fullmatch(name):
+        raise UserError(f"{name!r} is not a valid wheel file name: only letters, digits and . _ ! + - may appear "
+                        "(PEP 427)", path=wheel.parent)
     try:
-        name, version, _build, _tags = parse_wheel_filename(wheel.name)
-    except ValueError as err:
-        raise UserError(f"not a wheel file name: {err}", path=wheel) from None
+        return parse_wheel_filename(name)
+    except ValueError as err:  # InvalidWheelFilename, an invalid version
+        raise UserError(f"{name!r} is not a valid wheel file name: {err}", path=wheel.parent) from None
+
+
+def _regular_file(path: Path, what: str) -> os.stat_result:
+    """``os.stat`` of ``path``, which must be a regular file (a FIFO or device is refused, never opened)."""
     try:
-        with zipfile.ZipFile(wheel) as zf:
-            members = [n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
-            ours = [n for n in members if canonicalize_name(n.split("-")[0]) == name]
-            if len(ours) != 1:
-                raise UserError(f"expected one {name}-*.dist-info/METADATA in the wheel, found {len(ours)}",
-                                path=wheel)
-            return zf.read(ours[0])
-    except (zipfile.BadZipFile, OSError) as err:
-        raise UserError(f"cannot read the wheel: {err}", path=wheel) from None
+        st = path.stat()
+    except FileNotFoundError:
+        raise UserError(f"no such {what}", path=path) from None
+    except OSError as err:
+        raise UserError(f"cannot read: {err.strerror}", path=path) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise UserError(f"not a regular file: a {what} must be a file", path=path)
+    return st
+
+
+def _text(data: bytes, where: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise UserError(f"not UTF-8 (byte 0x{data[err.start]:02x} at offset {err.start})", path=where,
+                        line=line) from None
+
+
+def member_text(reader: RawZipReader, name: str) -> str:
+    """The UTF-8 text of member ``name`` (core metadata, WHEEL and RECORD are UTF-8: PEP 427, PEP 376).
+
+    Raises:
+        UserError: no such member, corrupt data, or bytes that are not UTF-8 (naming ``wheel!member`` and the line).
+    """
+    return _text(reader.read(name), f"{reader.path}!{name}")
+
+
+def _dist_info(reader: RawZipReader, project: NormalizedName, version: Version) -> str:
+    """The wheel's one ``{name}-{version}.dist-info`` directory (PEP 427; pip's rule: exactly one, of the project)."""
+    tops = {n.split("/", 1)[0] for n in reader.names() if "/" in n}
+    dirs = sorted(top for top in tops if top.endswith(".dist-info"))
+    if len(dirs) != 1:
+        found = f": {', '.join(dirs)}" if dirs else ""
+        raise UserError(f"expected one .dist-info directory in the wheel, found {len(dirs)}{found}", path=reader.path)
+    stem = dirs[0][: -len(".dist-info")]
+    name, _, dir_version = stem.rpartition("-")
+    try:
+        same = canonicalize_name(name) == project and Version(dir_version) == version
+    except InvalidVersion:
+        same = False
+    if not same:
+        raise UserError(f"the wheel's {dirs[0]} is not {project} {version}, which its file name says",
+                        path=reader.path)
+    return dirs[0]
+
+
+def _headers(text: str) -> dict[str, list[str]]:
+    message = HeaderParser().parsestr(text, headersonly=True)
+    fields: dict[str, list[str]] = {}
+    for key, value in message.items():
+        fields.setdefault(key.lower(), []).append(str(value).strip())
+    return fields
+
+
+def _one(fields: dict[str, list[str]], key: str, where: str) -> str:
+    values = fields.get(key.lower(), [])
+    if len(values) != 1:
+        raise UserError(f"expected one {key} field, found {len(values)}", path=where)
+    return values[0]
+
+
+def _tags(line: str, where: str) -> frozenset[Tag]:
+    try:
+        return parse_tag(line)
+    except ValueError:  # not interpreter-abi-platform
+        raise UserError(f"invalid Tag line {line!r}", path=where) from None
 
 
 def requires_python(metadata: bytes) -> str | None:
     """The ``Requires-Python`` field of a METADATA file (None when absent)."""
-    value = HeaderParser().parsestr(metadata.decode("utf-8", "replace")).get("Requires-Python")
-    return value.strip() if value else None
+    value = HeaderParser().parsestr(metadata.decode("utf-8", "replace"), headersonly=True).get("Requires-Python")
+    return str(value).strip() if value else None
 
 
-def _write(path: Path, data: bytes) -> None:
-    """Write atomically: a reader (the HTTP server) never sees half a page."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+def check_wheel(wheel: Path) -> CheckedWheel:
+    """Check that ``wheel`` is what its file name says, and return what the index needs of it.
 
+    Rules: the file name is valid and safe (:func:`check_wheel_filename`); the wheel has exactly one
+    ``.dist-info`` directory, of the file name's project and version (PEP 427; pip refuses several); its METADATA
+    ``Name`` and ``Version`` equal the file name's (compared canonicalized / as PEP 440 versions: pip refuses a
+    wheel whose metadata version differs, "inconsistent version"), ``Requires-Python`` is a valid specifier; its
+    WHEEL file has ``Wheel-Version`` 1.x, ``Tag`` lines giving exactly the file name's tags and the file name's build
+    tag (PEP 427/491); RECORD lists every member with a matching sha256 and size (PEP 376).
 
-def _files_of(root: Path) -> dict[str, list[IndexFile]]:
-    projects: dict[str, list[IndexFile]] = {}
-    for wheel in sorted((root / "files").glob("*.whl")):
-        name = parse_wheel_filename(wheel.name)[0]
-        meta = wheel.with_name(wheel.name + ".metadata")
-        meta_bytes = meta.read_bytes() if meta.is_file() else wheel_metadata(wheel)
-        sums = root / "files" / f".{wheel.name}.sha256"  # the hash recorded at publishing time, never recomputed
-        digest = sums.read_text().strip() if sums.is_file() else sha256_file(wheel)
-        projects.setdefault(str(name), []).append(IndexFile(
-            wheel.name, digest, requires_python(meta_bytes),
-            hashlib.sha256(meta_bytes).hexdigest() if meta.is_file() else None))
-    return projects
-
-
-def write_pages(root: Path, *, hashes: bool = True) -> list[Path]:
-    """(Re)write ``ROOT/simple/`` from ``ROOT/files/``; returns the pages written.
-
-    Args:
-        root: the index root.
-        hashes: False leaves out the ``#sha256=`` fragments (only to show what they protect: tests).
+    Raises:
+        UserError: any rule broken (one line naming the wheel, or ``wheel!member`` and the line), a missing file or
+            one that is not a regular file, or an unreadable zip (the message of :class:`RawZipReader`).
     """
-    pages: list[Path] = []
-    projects = _files_of(root)
-    for project, files in projects.items():
+    project, version, build, tags = check_wheel_filename(wheel)
+    _regular_file(wheel, "wheel")
+    try:
+        reader = RawZipReader(wheel)
+    except UserError as err:
+        raise UserError(f"cannot read the wheel: {err.message}", path=wheel, exit_code=err.exit_code) from None
+    with reader:
+        dist_info = _dist_info(reader, project, version)
+        meta_name, wheel_name, record_name = (f"{dist_info}/{m}" for m in ("METADATA", "WHEEL", "RECORD"))
+        for member in (meta_name, wheel_name, record_name):
+            if reader.get(member) is None:
+                raise UserError(f"the wheel has no {member}", path=wheel)
+        metadata = reader.read(meta_name)
+        where = f"{wheel}!{meta_name}"
+        fields = _headers(_text(metadata, where))
+        meta_project = _one(fields, "Name", where)
+        if canonicalize_name(meta_project) != project:
+            raise UserError(f"METADATA Name is {meta_project!r}, the file name says {project}", path=where)
+        meta_version = _one(fields, "Version", where)
+        try:
+            same_version = Version(meta_version) == version
+        except InvalidVersion:
+            same_version = False
+        if not same_version:
+            raise UserError(f"METADATA Version is {meta_version!r}, the file name says {version} "
+                            "(pip refuses such a wheel)", path=where)
+        python = next(iter(fields.get("requires-python", [])), None)
+        if python is not None:
+            try:
+                SpecifierSet(python)
+            except InvalidSpecifier:
+                raise UserError(f"invalid Requires-Python {python!r}", path=where) from None
+        where = f"{wheel}!{wheel_name}"
+        fields = _headers(member_text(reader, wheel_name))
+        wheel_version = _one(fields, "Wheel-Version", where)
+        if wheel_version.split(".")[0] != "1":
+            raise UserError(f"Wheel-Version {wheel_version!r} is not 1.x (PEP 427)", path=where)
+        declared = frozenset(t for line in fields.get("tag", []) for t in _tags(line, where))
+        if declared != tags:
+            raise UserError(f"WHEEL Tag lines {sorted(map(str, declared))} are not the file name's "
+                            f"{sorted(map(str, tags))}", path=where)
+        name_build = f"{build[0]}{build[1]}" if build else None
+        wheel_build = next(iter(fields.get("build", [])), None)
+        if wheel_build != name_build:
+            raise UserError(f"WHEEL Build is {wheel_build!r}, the file name's build tag {name_build!r}", path=where)
+        rows = parse_record(member_text(reader, record_name), f"{wheel}!{record_name}")
+        check_listing(reader, rows, record_name)
+        verify_members(reader, rows, reader.members, record_name)
+        digest = hashlib.sha256(reader.mapping()).hexdigest()
+    return CheckedWheel(wheel, project, version, digest, metadata, python)
+
+
+def wheel_metadata(wheel: Path) -> bytes:
+    """The ``*.dist-info/METADATA`` bytes of ``wheel`` (no other check: for files already in the index).
+
+    Raises:
+        UserError: not a valid wheel file name, not a readable zip, or no single METADATA in its ``.dist-info``.
+    """
+    project, version, _build, _tags = check_wheel_filename(wheel)
+    try:
+        reader = RawZipReader(wheel)
+    except UserError as err:
+        raise UserError(f"cannot read the wheel: {err.message}", path=wheel, exit_code=err.exit_code) from None
+    with reader:
+        return reader.read(f"{_dist_info(reader, project, version)}/METADATA")
+
+
+def _sums_path(published: Path) -> Path:
+    """Where the sha256 recorded at publishing time lives (a hidden file next to the wheel)."""
+    return published.with_name(f".{published.name}.sha256")
+
+
+def _published(wheel: Path) -> tuple[NormalizedName, IndexFile]:
+    """The index entry of ``files/<wheel>``: recorded sha256 and ``.metadata`` when present, else read from it.
+
+    Raises:
+        UserError: why the file is not a published wheel (the caller reports it and leaves it out).
+    """
+    project = check_wheel_filename(wheel)[0]
+    try:
+        if not stat.S_ISREG(wheel.lstat().st_mode):
+            raise UserError("not a regular file (a link or a directory)", path=wheel)
+        meta = wheel.with_name(wheel.name + ".metadata")
+        has_meta = meta.is_file()
+        meta_bytes = meta.read_bytes() if has_meta else wheel_metadata(wheel)
+        _text(meta_bytes, str(meta) if has_meta else f"{wheel}!METADATA")
+        sums = _sums_path(wheel)  # the hash recorded at publishing time, never recomputed
+        digest = sums.read_text(encoding="ascii", errors="replace").strip() if sums.is_file() else sha256_file(wheel)
+    except OSError as err:
+        raise UserError(f"cannot read: {err.strerror}", path=err.filename or wheel) from None
+    if not _SHA256.fullmatch(digest):
+        raise UserError("the recorded sha256 is not 64 hex digits", path=_sums_path(wheel))
+    return project, IndexFile(wheel.name, digest, requires_python(meta_bytes),
+                              hashlib.sha256(meta_bytes).hexdigest() if has_meta else None)
+
+
+def _warn_stderr(err: UserError) -> None:
+    print(f"warning: {err}", file=sys.stderr)
+
+
+def _report(strays: dict[str, UserError], warn: Warn) -> None:
+    for err in strays.values():
+        warn(UserError(f"{err.message}: not a published wheel, left out of the pages", path=err.path, line=err.line))
+
+
+def _directory(path: Path) -> None:
+    """Refuse ``path`` when it exists and is not a directory (it is created later, when writing)."""
+    if (path.exists() or path.is_symlink()) and not path.is_dir():
+        raise UserError("not a directory", path=path)
+
+
+def _scan(root: Path) -> tuple[dict[str, IndexFile], dict[str, NormalizedName], dict[str, UserError]]:
+    """Read ``ROOT/files``: (published entries by file name, their projects, strays by file name: why each ``*.whl``
+    that is not a published wheel is not).
+
+    Raises:
+        UserError: ``ROOT``, ``ROOT/files`` or ``ROOT/simple`` exists and is not a directory, or ``files/`` cannot
+            be listed.
+    """
+    for path in (root, root / "files", root / "simple"):
+        _directory(path)
+    entries: dict[str, IndexFile] = {}
+    projects: dict[str, NormalizedName] = {}
+    strays: dict[str, UserError] = {}
+    files = root / "files"
+    try:
+        names = sorted(os.listdir(files)) if files.is_dir() else []
+    except OSError as err:
+        raise UserError(f"cannot list: {err.strerror}", path=files) from None
+    for name in names:
+        if not name.endswith(".whl"):
+            continue  # the wheels' companions (.metadata, .sha256) and our temporary files
+        try:
+            project, entry = _published(files / name)
+        except UserError as err:
+            strays[name] = err
+            continue
+        entries[name] = entry
+        projects[name] = project
+    return entries, projects, strays
+
+
+def _pages(root: Path, entries: dict[str, IndexFile], projects: dict[str, NormalizedName], *,
+           hashes: bool = True) -> dict[Path, bytes]:
+    """The page bytes for ``entries`` (by file name; ``projects`` maps each to its project), top page last."""
+    by_project: dict[str, list[IndexFile]] = {}
+    for name in sorted(entries):
+        by_project.setdefault(str(projects[name]), []).append(entries[name])
+    pages: dict[Path, bytes] = {}
+    for project, files in sorted(by_project.items()):
         links = []
         for f in files:
             href = f"../../files/{quote(f.filename)}" + (f"#sha256={f.sha256}" if hashes else "")
@@ -137,58 +383,198 @@ def write_pages(root: Path, *, hashes: bool = True) -> list[Path]:
                 attrs += f' data-dist-info-metadata="sha256={f.metadata_sha256}"'
             links.append(f"    <a {attrs}>{html.escape(f.filename)}</a><br>")
         page = root / "simple" / project / "index.html"
-        _write(page, _PAGE.format(title=f"Links for {project}", links="\n".join(links)).encode())
-        pages.append(page)
-    top = [f'    <a href="{quote(p)}/">{html.escape(p)}</a><br>' for p in sorted(projects)]
-    _write(root / "simple" / "index.html", _PAGE.format(title="Simple index", links="\n".join(top)).encode())
-    return [root / "simple" / "index.html", *pages]
+        pages[page] = _PAGE.format(title=f"Links for {project}", links="\n".join(links)).encode()
+    top = [f'    <a href="{quote(p)}/">{html.escape(p)}</a><br>' for p in sorted(by_project)]
+    pages[root / "simple" / "index.html"] = _PAGE.format(title="Simple index", links="\n".join(top)).encode()
+    for page in pages:
+        _directory(page.parent)
+        if page.is_dir():
+            raise UserError("is a directory, not a page", path=page)
+    return pages
 
 
-def publish(wheel: Path, root: Path) -> IndexFile:
-    """Add ``wheel`` to the static index at ``root`` and rewrite its pages.
+@contextmanager
+def _temporary(directory: Path, name: str) -> Iterator[tuple[Path, int]]:
+    """A new hidden file ``.NAME.<random>.tmp`` in ``directory`` (a name no user picks), opened for writing.
 
-    Returns the published file's entry (sha256 of the bytes published). Publishing the same bytes again changes
-    nothing.
+    Yields its path and descriptor; the descriptor is closed, and the file removed unless it was renamed, on exit.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    tmp = directory / f".{name}.{secrets.token_hex(8)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        yield tmp, fd
+    finally:
+        os.close(fd)
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write ``path`` through a synced temporary file and a rename: a reader (the HTTP server) sees the old or the
+    new bytes, never half; unchanged bytes are not rewritten."""
+    if path.is_file() and path.read_bytes() == data:
+        return
+    with _temporary(path.parent, path.name) as (tmp, fd):
+        os.write(fd, data)
+        os.fsync(fd)
+        os.replace(tmp, path)
+
+
+def _copy_new(wheel: CheckedWheel, dest: Path) -> None:
+    """Copy ``wheel`` to ``dest`` (which must not exist): temporary file, the bytes checked against the sha256 the
+    wheel was checked with, fsync, then a rename that never replaces an existing file.
 
     Raises:
-        UserError: ``wheel`` is missing or not a wheel, or a file of that name is already published with other bytes.
+        UserError: the source changed since it was checked, or ``dest`` appeared meanwhile (another publish).
     """
-    if not wheel.is_file():
-        raise UserError("no such wheel", path=wheel)
-    metadata = wheel_metadata(wheel)
-    digest = sha256_file(wheel)
-    dest = root / "files" / wheel.name
-    sums = dest.with_name(f".{wheel.name}.sha256")
-    if dest.exists():
-        published = sums.read_text().strip() if sums.is_file() else sha256_file(dest)
-        if published != digest:
-            raise UserError(f"{wheel.name} is already published with other bytes (sha256 {published}); "
-                            "a published file never changes: release a new version", path=wheel)
-    else:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_name(f".{wheel.name}.tmp")
+    digest = hashlib.sha256()
+    with _temporary(dest.parent, dest.name) as (tmp, fd), wheel.path.open("rb") as src:
+        while chunk := src.read(1 << 20):
+            digest.update(chunk)
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(fd, view):]
+        if digest.hexdigest() != wheel.sha256:
+            raise UserError("the wheel changed while it was being published: nothing was published",
+                            path=wheel.path)
+        os.fsync(fd)
         try:
-            os.link(wheel, tmp)  # same file system: no copy of a 200 MB wheel
-        except OSError:
-            shutil.copyfile(wheel, tmp)
-        os.replace(tmp, dest)
-    _write(dest.with_name(wheel.name + ".metadata"), metadata)
-    _write(sums, (digest + "\n").encode())
-    write_pages(root)
-    return IndexFile(wheel.name, digest, requires_python(metadata), hashlib.sha256(metadata).hexdigest())
+            os.link(tmp, dest)  # a rename that fails when dest exists (rename(2) would replace it)
+        except FileExistsError:
+            raise UserError(f"{dest.name} was published meanwhile by another run", path=dest) from None
+        except OSError as err:
+            if err.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+                raise
+            if dest.exists() or dest.is_symlink():
+                raise UserError(f"{dest.name} was published meanwhile by another run", path=dest) from None
+            os.replace(tmp, dest)  # a file system without hard links
+
+
+def _plan(wheels: Sequence[Path], root: Path, warn: Warn
+          ) -> tuple[list[CheckedWheel], list[CheckedWheel], dict[str, IndexFile], dict[str, NormalizedName]]:
+    """Check every wheel and read the index: (the checked wheels in the order given, the new ones, the entries of
+    the pages, their projects). Writes nothing."""
+    checked: dict[str, CheckedWheel] = {}
+    for path in wheels:
+        got = check_wheel(path)
+        seen = checked.get(path.name)
+        if seen is not None and seen.sha256 != got.sha256:
+            raise UserError(f"{path.name} is given twice with other bytes (also {seen.path})", path=path)
+        checked.setdefault(path.name, got)
+    entries, projects, strays = _scan(root)
+    new = []
+    files = root / "files"
+    for name, wheel in checked.items():
+        if name in strays:  # e.g. a directory or a link of that name
+            raise UserError(f"{name} is in the index but is not a published wheel ({strays[name].message}): "
+                            "remove it, or publish another version", path=root / "files" / name)
+        published = entries.get(name)
+        if published is None:
+            for companion in (files / f"{name}.metadata", _sums_path(files / name)):
+                if companion.is_symlink() or (companion.exists() and not companion.is_file()):
+                    raise UserError("not a regular file: remove it, it is in the way of publishing", path=companion)
+            new.append(wheel)
+            entries[name] = wheel.entry()
+            projects[name] = wheel.project
+        elif published.sha256 != wheel.sha256:
+            raise UserError(f"{name} is already published with other bytes (sha256 {published.sha256}); "
+                            "a published file never changes: release a new version", path=wheel.path)
+    _report(strays, warn)
+    return [checked[p.name] for p in wheels], new, entries, projects
+
+
+def publish_all(wheels: Sequence[Path], root: Path, *, warn: Warn = _warn_stderr) -> list[IndexFile]:
+    """Add ``wheels`` to the static index at ``root`` and rewrite its pages; return their entries (in order).
+
+    Every wheel is checked (:func:`check_wheel`) and the index read before anything is written; a refused publish
+    changes nothing. A new wheel is copied in (never linked: the caller's file may change later) and never replaces
+    a file; its METADATA and sha256 are recorded next to it; the pages come last. Publishing the same bytes again
+    changes nothing. Files in ``files/`` that are not published wheels are reported with ``warn`` and left out.
+
+    Raises:
+        UserError: a wheel refused by :func:`check_wheel`, given twice with other bytes, or already published with
+            other bytes; a stray file of the same name in the index; ``root`` (or ``files/``, ``simple/``) not a
+            directory; a write that fails (the message names the file).
+    """
+    checked, new, entries, projects = _plan(wheels, root, warn)
+    pages = _pages(root, entries, projects)
+    files = root / "files"
+    try:
+        for wheel in new:
+            dest = files / wheel.path.name
+            _write_atomic(dest.with_name(dest.name + ".metadata"), wheel.metadata)
+            _write_atomic(_sums_path(dest), (wheel.sha256 + "\n").encode())
+            _copy_new(wheel, dest)
+        if new:
+            _fsync_dir(files)
+        for page, data in pages.items():
+            _write_atomic(page, data)
+    except OSError as err:
+        raise UserError(f"cannot write: {err.strerror}", path=err.filename or root) from None
+    return [entries[w.path.name] for w in checked]
+
+
+def publish(wheel: Path, root: Path, *, warn: Warn = _warn_stderr) -> IndexFile:
+    """Publish one wheel (:func:`publish_all`); returns its entry (sha256 of the bytes published).
+
+    Raises:
+        UserError: see :func:`publish_all`.
+    """
+    return publish_all([wheel], root, warn=warn)[0]
+
+
+def write_pages(root: Path, *, hashes: bool = True, warn: Warn = _warn_stderr) -> list[Path]:
+    """(Re)write ``ROOT/simple/`` from ``ROOT/files/``; returns the pages written (top page first).
+
+    Args:
+        root: the index root.
+        hashes: False leaves out the ``#sha256=`` fragments (only to show what they protect: tests).
+        warn: called with each stray file of ``files/`` (left out of the pages).
+
+    Raises:
+        UserError: ``root`` (or ``files/``, ``simple/``) is not a directory, or a page cannot be written.
+    """
+    entries, projects, strays = _scan(root)
+    _report(strays, warn)
+    pages = _pages(root, entries, projects, hashes=hashes)
+    try:
+        for page, data in pages.items():
+            _write_atomic(page, data)
+    except OSError as err:
+        raise UserError(f"cannot write: {err.strerror}", path=err.filename or root) from None
+    top = root / "simple" / "index.html"
+    return [top, *(p for p in pages if p != top)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: ``publish_index.py WHEEL... --index-dir DIR``; prints one line per published wheel."""
+    """CLI: ``publish_index.py WHEEL... --index-dir DIR`` prints one line per published wheel; ``--check`` checks
+    the wheels (:func:`check_wheel`) and publishes nothing. Exit status: 0 done, 2 bad input (one line)."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="publish_index.py", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("wheels", nargs="+", type=Path, help="wheel files to publish")
-    parser.add_argument("--index-dir", type=Path, required=True, help="root of the static index (created if missing)")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--index-dir", type=Path, help="root of the static index (created if missing)")
+    where.add_argument("--check", action="store_true",
+                       help="only check that each wheel is what its name says (name, WHEEL tags, METADATA, RECORD)")
     args = parser.parse_args(argv)
-    for wheel in args.wheels:
-        entry = publish(wheel, args.index_dir)
+    if args.check:
+        for wheel in args.wheels:
+            got = check_wheel(wheel)
+            print(f"ok {wheel.name}: {got.project} {got.version} sha256 {got.sha256}")
+        return 0
+    entries = publish_all(args.wheels, args.index_dir)
+    for wheel, entry in zip(args.wheels, entries, strict=True):
         project = parse_wheel_filename(wheel.name)[0]
         print(f"published {entry.filename} sha256 {entry.sha256} requires-python {entry.requires_python or '-'} "
               f"-> {args.index_dir}/simple/{project}/")

@@ -32,7 +32,6 @@ import base64
 import contextlib
 import csv
 import hashlib
-import io
 import json
 import os
 import re
@@ -43,7 +42,6 @@ import sys
 import tempfile
 import time
 import urllib.request
-import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from html.parser import HTMLParser
@@ -53,6 +51,8 @@ from urllib.parse import quote
 
 from catch_tools.errors import UserError
 from catch_tools.release import index, servers
+from catch_tools.wheel.record import parse_record
+from catch_tools.wheel.zipraw import RawZipReader
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 SITE = "opt/venv/lib/python3.11/site-packages"
@@ -142,11 +142,17 @@ def _configured_index() -> str:
 
 
 def _wheel_record(wheel: Path) -> dict[str, str]:
-    """path -> "sha256=..." from the wheel's own RECORD (entries with a hash)."""
-    with zipfile.ZipFile(wheel) as zf:
-        name = next(n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/RECORD"))
-        rows = csv.reader(io.StringIO(zf.read(name).decode()))
-        return {row[0]: row[1] for row in rows if len(row) >= 2 and row[1]}
+    """path -> "sha256=..." from the wheel's own RECORD (entries with a hash).
+
+    Raises:
+        UserError: an unreadable wheel, not one RECORD in a top-level ``.dist-info``, or a malformed RECORD.
+    """
+    with RawZipReader(wheel) as reader:
+        names = [n for n in reader.names() if n.count("/") == 1 and n.endswith(".dist-info/RECORD")]
+        if len(names) != 1:
+            raise UserError(f"expected one *.dist-info/RECORD in the wheel, found {len(names)}", path=wheel)
+        rows = parse_record(index.member_text(reader, names[0]), f"{wheel}!{names[0]}")
+    return {path: row.digest for path, row in rows.items() if row.digest}
 
 
 def _file_hash(path: Path) -> str:
