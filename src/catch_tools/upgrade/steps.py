@@ -107,7 +107,7 @@ def release_of(project: Path) -> str:
     Raises:
         UserError: the pin's tag is not a release version.
     """
-    pin = load_pin(manifest_path(project))
+    pin = load_pin(manifest_path(project), option="--project DIR")
     try:
         return Version(pin.tag.removeprefix("v")).public
     except InvalidVersion:
