@@ -6,11 +6,14 @@ installable combined wheel of the new release.
 
 Usage::
 
-    upgrade.py [--project DIR] [--work DIR] [--from STEP] [--demo-epochs N] [--report PATH] [--json]
-    upgrade.py status [--project DIR] [--work DIR]
+    upgrade.py [--project DIR] [--work DIR] [--from STEP] [--demo-epochs N] [--report PATH] [--json] [--force]
+    upgrade.py status [--project DIR] [--work DIR] [--json]
 
-Steps: fetch, build, suite, wheel, interfaces, demo (:mod:`catch_tools.upgrade.steps`). A rerun skips the steps that
-passed for the same release and sources. The report (rich table on the terminal; ``--json`` prints JSON) is written to
+It starts only from a pin ``scripts/rebase.py`` moved: the pin in ``patches/manifest.toml`` must differ from the one
+committed in HEAD (``--force`` starts anyway). Steps: fetch, build, suite, wheel, interfaces, demo
+(:mod:`catch_tools.upgrade.steps`). A rerun skips the steps that passed for the same release, checkout and sources.
+``fetch`` records the upstream wheel it chose in the manifest; a run that does not pass every step puts the manifest
+back as it found it. The report (rich table on the terminal; ``--json`` prints JSON) is written to
 ``<work>/upgrade-report.{md,json}`` (and ``PATH.{md,json}`` with ``--report``). The work directory (default
 ``<cache>/upgrade/<release>``) holds two venvs with the release's torch (~5 GB each for a CUDA build) and the wheels.
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,6 +42,7 @@ EXAMPLES = (
     "scripts/upgrade.py",
     "scripts/upgrade.py --from suite      # rerun from the test suite on",
     "scripts/upgrade.py status --json",
+    "scripts/upgrade.py --force           # the pinned release, with no rebase before",
 )
 
 
@@ -52,6 +57,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--demo-epochs", type=int, default=3, help="epochs of the digits demo (default 3)")
     p.add_argument("--report", type=Path, metavar="PATH", help="also write PATH.md and PATH.json")
     p.add_argument("--json", action="store_true", help="print the JSON report on stdout instead of the table")
+    p.add_argument("--force", action="store_true",
+                   help="start even when no rebase moved the pin (it is the one committed in HEAD)")
     return p
 
 
@@ -80,11 +87,21 @@ def print_table(rep: dict[str, Any], console: Console) -> None:
     console.print(f"total {rep['total_seconds']} s; report: {rep['work']}/upgrade-report.md")
 
 
+def rebase_command(project: Path, given_project: bool) -> str:
+    """The rebase to run before the upgrade, as one command line: ``--project`` when the upgrade was given one,
+    ``--source DIR`` when the ``pytorch/`` submodule is not checked out (rebase.py needs an upstream work tree)."""
+    words = ["python", "scripts/rebase.py"] + (["--project", shlex.quote(str(project))] if given_project else [])
+    if not (project / "pytorch" / ".git").exists():
+        words += ["--source", "DIR"]
+    return " ".join([*words, "--onto", "vX.Y.Z"])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv``, run (or show) the upgrade steps; see the module docstring for the exit status.
 
     Raises:
-        UserError: bad arguments, or the pin is not a release.
+        UserError: bad arguments, the pin is not a release or no rebase moved it (without ``--force``,
+            :func:`catch_tools.upgrade.steps.require_rebased_pin`).
     """
     args = _parser().parse_args(argv)
     clikit.setup_logging(args)
@@ -95,6 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "status":
         rep = steps.report(ctx, steps.load_state(work))
     else:
+        if not args.force:
+            steps.require_rebased_pin(project, rebase_command(project, args.project is not None))
         with progress(f"upgrade to torch {release}") as shown:
             rep = steps.run(ctx, args.start,  # a step starting is transient, its result is kept
                             progress=lambda m: shown.step(m) if m.endswith("...") else shown.line(m))

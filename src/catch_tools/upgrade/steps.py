@@ -5,8 +5,14 @@
 
 Each step is a function ``(ctx) -> detail`` that raises :class:`StepFailed` (with the log and what to do next) when it
 fails. :func:`run` runs them in order, saves each outcome in ``<work>/state.json`` before the next one starts and skips
-the steps that already passed for the same release and the same sources (``patches/``, ``catch/``), so a run stopped by
-a failure, a crash or Ctrl-C goes on from the step that did not pass (``--from STEP`` reruns from a given step).
+the steps that already passed for the same release, checkout and sources (``patches/``, ``catch/``), so a run stopped by
+a failure or Ctrl-C goes on from the step that did not pass (``--from STEP`` reruns from a given step; a run killed with
+no chance to clean up leaves sources that differ, and the next run starts the steps over).
+
+The only tracked file the steps change in the checkout is the pin manifest (``fetch`` records the upstream wheel it
+chose). A run that does not end with every step passed (a failed step, an error, Ctrl-C) puts the manifest back byte
+for byte as it found it; the next run that skips ``fetch`` writes the recorded choice again before ``build``. The
+upgrade starts only from a rebased pin (:func:`require_rebased_pin`).
 
 Every pip command runs with ``PIP_CONSTRAINT=<project>/constraints.txt``: the rebase moved its ``torch==`` line to the
 new release, and a constraint in the environment overrides a machine-wide ``constraint`` in pip's configuration files
@@ -32,7 +38,8 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from catch_tools.errors import UserError
-from catch_tools.pin import load_pin, manifest_path, update_pin
+from catch_tools.gitcli import locate, try_git
+from catch_tools.pin import load_pin, manifest_path, parse_pin, update_pin
 
 #: Build and test requirements of the backend venv besides torch (tox -e backend's deps, and the tooling for the proof
 #: gate and the wheel build: the project itself, editable).
@@ -43,6 +50,9 @@ MIN_DEMO_ACCURACY = 0.8
 _ACCURACY = re.compile(r"^test accuracy ([0-9.]+)$", re.MULTILINE)
 _VERSION_PY = re.compile(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", re.MULTILINE)
 _FLAVOUR_LINE = re.compile(r"^wheel_flavour\s*=.*\n", re.MULTILINE)
+STATE_FILE = "state.json"
+#: ``fetch``'s outputs that say what it wrote into the manifest (written again when a later run skips ``fetch``).
+_FETCH_EDIT = ("wheel_version", "flavour", "flavour_note")
 
 
 class StepFailed(Exception):
@@ -90,8 +100,7 @@ class Context:
             StepFailed: non-zero exit (the detail is the last non-empty output line).
         """
         log = self.log(step)
-        proc = subprocess.run(cmd, cwd=cwd or self.project, env=env or self.env(), capture_output=True, text=True,
-                              check=False)
+        proc = spawn(cmd, cwd=cwd or self.project, env=env or self.env(), next_action=next_action, log=log)
         with log.open("a", encoding="utf-8") as fh:
             fh.write(f"$ {' '.join(cmd)}\n{proc.stdout}{proc.stderr}\n[exit {proc.returncode}]\n")
         if proc.returncode != 0:
@@ -99,6 +108,22 @@ class Context:
             raise StepFailed(f"{Path(cmd[0]).name} {' '.join(cmd[1:3])}... exit {proc.returncode}: "
                              f"{lines[-1].strip() if lines else 'no output'}", next_action, log)
         return proc.stdout + proc.stderr
+
+
+def spawn(cmd: list[str], *, cwd: Path, env: dict[str, str], next_action: str,
+          log: Path) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run(cmd)`` with its output captured.
+
+    Raises:
+        StepFailed: the program cannot be started (a missing interpreter, a directory, no permission); the detail
+            names the program's path.
+    """
+    try:
+        return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    except OSError as err:
+        with log.open("a", encoding="utf-8") as fh:
+            fh.write(f"$ {' '.join(cmd)}\ncannot run {cmd[0]}: {err.strerror or err}\n")
+        raise StepFailed(f"cannot run {cmd[0]}: {err.strerror or err}", next_action, log) from None
 
 
 def release_of(project: Path) -> str:
@@ -144,11 +169,15 @@ def wheel_flavour(wheel: Path) -> str:
 
 def record_flavour(project: Path, wheel_version: str, flavour: str, note: str) -> None:
     """Write the chosen upstream wheel into the manifest: ``wheel_version`` (the wheel's own version, what pip and the
-    combined build check) and a ``wheel_flavour = "<flavour>: <note>"`` line right after it (added or replaced)."""
+    combined build check) and a ``wheel_flavour = "<flavour>: <note>"`` line right after it (added or replaced).
+    A manifest that already says so is not written."""
     path = manifest_path(project)
+    line = f'wheel_flavour = "{flavour}: {note}"\n'
+    if load_pin(path).wheel_version == wheel_version and _FLAVOUR_LINE.findall(path.read_text(encoding="utf-8")) == [
+            line]:
+        return
     update_pin(path, wheel_version=wheel_version)
     text = _FLAVOUR_LINE.sub("", path.read_text(encoding="utf-8"))
-    line = f'wheel_flavour = "{flavour}: {note}"\n'
     text = re.sub(r"^(wheel_version\s*=.*\n)", lambda m: m.group(1) + line, text, count=1, flags=re.MULTILINE)
     path.write_text(text, encoding="utf-8")
 
@@ -178,7 +207,8 @@ def step_fetch(ctx: Context) -> str:
             note = ("the CPU build" if flavour == "cpu" else
                     f"the default build; no +cpu wheel of {ctx.release} was reachable")
             record_flavour(ctx.project, wheel_version, flavour, note)
-            ctx.outputs["upstream_wheel"] = str(found)
+            ctx.outputs.update(upstream_wheel=str(found), wheel_version=wheel_version, flavour=flavour,
+                               flavour_note=note)
             return f"{found.name} ({flavour}); manifest: wheel_version = \"{wheel_version}\""
     raise StepFailed(f"no torch {ctx.release} wheel for {_python_tag()}: " + "; ".join(tried),
                      f"check that pip sees the release (pip index versions torch), or put the wheel in "
@@ -246,11 +276,11 @@ def step_interfaces(ctx: Context) -> str:
     cmd = [str(ctx.venv_python), "scripts/check_native_interfaces.py", ctx.outputs["upstream_wheel"],
            ctx.outputs["combined_wheel"], "--python", str(ctx.venv_python)]
     log = ctx.log("interfaces")
-    proc = subprocess.run(cmd, cwd=ctx.project, env=ctx.env(), capture_output=True, text=True, check=False)
+    nxt = f"read {log}: the combined wheel must keep upstream's native interfaces"
+    proc = spawn(cmd, cwd=ctx.project, env=ctx.env(), next_action=nxt, log=log)
     log.write_text(f"$ {' '.join(cmd)}\n{proc.stdout}{proc.stderr}\n[exit {proc.returncode}]\n", encoding="utf-8")
     if proc.returncode & (1 | 8) or proc.returncode not in (0, 4):
-        raise StepFailed(f"check_native_interfaces.py exit {proc.returncode} (1 error, 8 incompatible)",
-                         f"read {log}: the combined wheel must keep upstream's native interfaces", log)
+        raise StepFailed(f"check_native_interfaces.py exit {proc.returncode} (1 error, 8 incompatible)", nxt, log)
     return "compatible" + (" (items to review: see the log)" if proc.returncode == 4 else "")
 
 
@@ -316,22 +346,75 @@ def _files(root: Path) -> Iterator[Path]:
 
 def load_state(work: Path) -> dict[str, Any]:
     try:
-        data: dict[str, Any] = json.loads((work / "state.json").read_text(encoding="utf-8"))
+        data: dict[str, Any] = json.loads((work / STATE_FILE).read_text(encoding="utf-8"))
         return data
     except (FileNotFoundError, json.JSONDecodeError):
         return {}
 
 
 def save_state(work: Path, state: dict[str, Any]) -> None:
-    tmp = work / "state.json.tmp"
+    tmp = work / (STATE_FILE + ".tmp")
     tmp.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(work / "state.json")
+    tmp.replace(work / STATE_FILE)
+
+
+def require_rebased_pin(project: Path, rebase_command: str) -> None:
+    """Refuse to start the upgrade from a pin no rebase has moved.
+
+    ``scripts/rebase.py`` writes the new release's pin into the work tree's ``patches/manifest.toml``
+    (:func:`catch_tools.rebase.pinning.write_pin`) and the maintainer commits it with the new series after the
+    upgrade (docs/upgrade.md). So the pin is rebased when its upstream ``tag`` or ``commit`` differs from the
+    committed manifest's (``git show HEAD:./patches/manifest.toml``, a path relative to ``project``).
+
+    Raises:
+        UserError: the pin is the one committed in HEAD, or the move cannot be told (``project`` is no git work tree,
+            or HEAD has no manifest). The one line names the manifest, the rebase command to run first
+            (``rebase_command``) and ``--force``.
+    """
+    path = manifest_path(project)
+    pin = load_pin(path, option="--project DIR")
+    then = (f"first run the rebase: {rebase_command} (docs/upgrade.md), or pass --force to run the upgrade for "
+            f"{pin.tag} as pinned")
+    _bare, _git_dir, top, _why = locate(project)
+    if top is None:
+        raise UserError(f"the checkout is no git work tree, so whether scripts/rebase.py moved the pin ({pin.tag}) "
+                        f"cannot be told; {then}", path=path)
+    shown = try_git(project, "show", "HEAD:./patches/manifest.toml")
+    if shown.returncode != 0:
+        raise UserError(f"HEAD has no patches/manifest.toml, so whether scripts/rebase.py moved the pin ({pin.tag}) "
+                        f"cannot be told; {then}", path=path)
+    committed = parse_pin(shown.stdout.decode("utf-8", "replace"), "HEAD:patches/manifest.toml")
+    if (committed.tag, committed.commit) == (pin.tag, pin.commit):
+        raise UserError(f"the pin ({pin.tag}) is the one committed in HEAD: no rebase has moved it to a new release; "
+                        f"{then}", path=path)
+
+
+class CheckoutGuard:
+    """The checkout files the steps write (the pin manifest) as a run found them; :meth:`restore` puts them back."""
+
+    def __init__(self, project: Path) -> None:
+        self.saved = {path: path.read_bytes() for path in (manifest_path(project),)}
+
+    def restore(self) -> None:
+        """Write back every saved file whose bytes changed (a temporary file renamed over it: never half-written)."""
+        for path, data in self.saved.items():
+            try:
+                if path.read_bytes() == data:
+                    continue
+            except FileNotFoundError:
+                pass
+            tmp = path.with_name(path.name + ".restore.tmp")
+            tmp.write_bytes(data)
+            tmp.replace(path)
 
 
 def run(ctx: Context, start: str | None = None, progress: Callable[[str], None] = lambda _m: None) -> dict[str, Any]:
     """Run the steps from the first one not passed (or from ``start``); return the report (see :func:`report`).
 
-    Stops at the first failed step (later steps are reported ``not run``). The state is saved after every step.
+    Stops at the first failed step (later steps are reported ``not run``). The state is saved after every step. A run
+    that does not end with every step passed (a failed step, an error, Ctrl-C) leaves the checkout's files as it
+    found them (:class:`CheckoutGuard`); a run that skips ``fetch`` first writes ``fetch``'s recorded manifest edit
+    again.
 
     Raises:
         UserError: ``start`` is not a step name.
@@ -340,42 +423,55 @@ def run(ctx: Context, start: str | None = None, progress: Callable[[str], None] 
         raise UserError(f"--from {start}: not a step (steps: {', '.join(STEPS)})")
     ctx.work.mkdir(parents=True, exist_ok=True)
     state = load_state(ctx.work)
-    sources = sources_hash(ctx.project)
-    if state.get("release") != ctx.release:
-        state = {"release": ctx.release, "steps": {}, "outputs": {}}
+    found = sources_hash(ctx.project)
+    if state.get("release") != ctx.release or state.get("project") != str(ctx.project):
+        # another release, or another checkout (the canary's scratch clone; the build venv's editable install is of
+        # the checkout it was made from): every step reruns
+        state = {"release": ctx.release, "project": str(ctx.project), "steps": {}, "outputs": {}}
     results: dict[str, dict[str, Any]] = state.setdefault("steps", {})
-    if state.get("sources") != sources:
-        # patches/ or catch/ changed, or this is another checkout (the canary's scratch clone) whose manifest lacks
-        # fetch's wheel_version edit: every step reruns, fetch included (cheap: the wheel is cached)
-        for name in list(STEPS):
-            results.pop(name, None)
+    if state.get("sources") != found:
+        # patches/ or catch/ changed since the last run left them: every step reruns, fetch included (cheap: the wheel
+        # is cached)
+        results.clear()
     if start is not None:
         for name in list(STEPS)[list(STEPS).index(start):]:
             results.pop(name, None)
     ctx.outputs = dict(state.get("outputs", {}))
-    failed = False
-    for name, (_title, func) in STEPS.items():
-        if results.get(name, {}).get("status") == "passed":
-            continue
-        if failed:
-            results[name] = {"status": "not run", "seconds": 0.0, "detail": "", "next": ""}
-            continue
-        log = ctx.log(name)
-        log.write_text("", encoding="utf-8")
-        progress(f"upgrade: {name}...")
-        started = time.monotonic()
-        try:
-            detail = func(ctx)
-            results[name] = {"status": "passed", "seconds": round(time.monotonic() - started, 1), "detail": detail,
-                             "next": "", "log": str(log)}
-        except StepFailed as err:
-            failed = True
-            results[name] = {"status": "failed", "seconds": round(time.monotonic() - started, 1),
-                             "detail": err.detail, "next": err.next_action, "log": str(err.log or log)}
+    state["sources"] = found  # a run killed on the way (no cleanup) leaves sources that differ: the next starts over
+    guard = CheckoutGuard(ctx.project)
+    finished = False
+    try:
+        if results.get("fetch", {}).get("status") == "passed" and all(k in ctx.outputs for k in _FETCH_EDIT):
+            record_flavour(ctx.project, *(ctx.outputs[k] for k in _FETCH_EDIT))
+        failed = False
+        for name, (_title, func) in STEPS.items():
+            if results.get(name, {}).get("status") == "passed":
+                continue
+            if failed:
+                results[name] = {"status": "not run", "seconds": 0.0, "detail": "", "next": ""}
+                continue
+            log = ctx.log(name)
+            log.write_text("", encoding="utf-8")
+            progress(f"upgrade: {name}...")
+            started = time.monotonic()
+            try:
+                detail = func(ctx)
+                results[name] = {"status": "passed", "seconds": round(time.monotonic() - started, 1),
+                                 "detail": detail, "next": "", "log": str(log)}
+            except StepFailed as err:
+                failed = True
+                results[name] = {"status": "failed", "seconds": round(time.monotonic() - started, 1),
+                                 "detail": err.detail, "next": err.next_action, "log": str(err.log or log)}
+            state["outputs"] = ctx.outputs
+            save_state(ctx.work, state)
+            progress(f"upgrade: {name}: {results[name]['status']} ({results[name]['seconds']} s)")
+        finished = not failed
+    finally:
+        if not finished:
+            guard.restore()
         state["outputs"] = ctx.outputs
         state["sources"] = sources_hash(ctx.project)
         save_state(ctx.work, state)
-        progress(f"upgrade: {name}: {results[name]['status']} ({results[name]['seconds']} s)")
     return report(ctx, state)
 
 
