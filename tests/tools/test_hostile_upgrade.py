@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """Careless and hostile input to scripts/upgrade.py: it starts only from a pin a rebase moved, a run that fails leaves
-the checkout byte for byte as it found it, and a missing manifest's advice names the tool's own options.
+the checkout byte for byte as it found it, a damaged state file or a --work/--report on a regular file is one line,
+``status`` says when no upgrade has run, and a missing manifest's advice names the tool's own options.
 
 The steps run on scratch checkouts; the real ``fetch`` finds a small torch wheel made here in a private cache, and the
 steps after it fail (or pass) on purpose: nothing is downloaded or built."""
@@ -177,6 +178,87 @@ def test_an_interpreter_that_does_not_exist_fails_the_step_naming_it(tmp_path: P
     build = rep["steps"][1]
     assert build["status"] == "failed" and build["detail"].startswith(f"cannot run {python}: ")
     assert str(python) in Path(build["log"]).read_text() and checksum(project) == before
+
+
+DAMAGED_STATES = {
+    "array": b"[]\n",
+    "truncated": b'{"release": "2.15.0", "steps": {"fetch": ',
+    "steps not an object": b'{"release": "2.15.0", "steps": []}',
+    "unknown step": b'{"release": "2.15.0", "steps": {"bogus": {"status": "passed", "seconds": 1, "detail": "", '
+                    b'"next": ""}}}',
+    "unknown status": b'{"release": "2.15.0", "steps": {"fetch": {"status": "done", "seconds": 1, "detail": "", '
+                      b'"next": ""}}}',
+    "seconds a string": b'{"release": "2.15.0", "steps": {"fetch": {"status": "passed", "seconds": "1", '
+                        b'"detail": "", "next": ""}}}',
+    "release a number": b'{"release": 2.15}',
+    "outputs a list": b'{"release": "2.15.0", "outputs": ["x"]}',
+    "not UTF-8": b'{"release": "2.15.0",\n "sources": "\xff"}',
+    "a directory": b"",
+}
+
+
+@pytest.mark.parametrize("command", [[], ["status"]], ids=["run", "status"])
+@pytest.mark.parametrize("kind", list(DAMAGED_STATES))
+def test_a_damaged_state_file_is_one_line_naming_it(tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str], kind: str,
+                                                    command: list[str]) -> None:
+    project = make_checkout(tmp_path / "proj")
+    work = tmp_path / "work"
+    state = work / "state.json"
+    if kind == "a directory":
+        state.mkdir(parents=True)
+    else:
+        work.mkdir()
+        state.write_bytes(DAMAGED_STATES[kind])
+    before, work_before, calls = checksum(project), checksum(work), []
+    replace_steps(monkeypatch, calls)
+    assert run_cli(cli.main, [*command, "--project", str(project), "--work", str(work)]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert line.startswith(f"error: {state}") and "not an upgrade state; remove it to start the steps over" in line
+    assert calls == [] and checksum(project) == before and checksum(work) == work_before
+
+
+def test_status_before_any_run_says_that_no_upgrade_has_run(tmp_path: Path, cache: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    project = make_checkout(tmp_path / "proj")
+    work = tmp_path / "work"
+    assert run_cli(cli.main, ["status", "--project", str(project), "--work", str(work)]) == 1
+    out = capsys.readouterr().out
+    assert out == f"no upgrade to torch {RELEASE} has run in {work}: run scripts/upgrade.py\n"
+    assert not work.exists()
+    # --json: the report of no run (every step pending) on stdout, the line on stderr
+    assert run_cli(cli.main, ["status", "--project", str(project), "--work", str(work), "--json"]) == 1
+    captured = capsys.readouterr()
+    assert {r["status"] for r in json.loads(captured.out)["steps"]} == {"pending"}
+    assert "no upgrade to torch" in captured.err
+    # the state of another release's run in the same directory is not this release's
+    work.mkdir()
+    (work / "state.json").write_text(json.dumps({"release": "2.14.0", "steps": {"fetch": {
+        "status": "failed", "seconds": 1.0, "detail": "x", "next": "y"}}}))
+    assert run_cli(cli.main, ["status", "--project", str(project), "--work", str(work)]) == 1
+    out = capsys.readouterr().out
+    assert "FAILED" not in out and out.startswith(f"no upgrade to torch {RELEASE} has run in {work} (its last run "
+                                                  "was to torch 2.14.0)")
+
+
+@pytest.mark.parametrize("args", [["--work", "{f}"], ["--work", "{f}/sub"], ["status", "--work", "{f}"],
+                                  ["--work", "{w}", "--report", "{f}/up"], ["--work", "{w}", "--report", "{d}"]])
+def test_work_or_report_on_a_file_is_one_line(tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str], args: list[str]) -> None:
+    project = make_checkout(tmp_path / "proj")
+    regular = tmp_path / "notes.txt"
+    regular.write_text("my notes\n")
+    (tmp_path / "dir.md").mkdir()  # --report PATH writes PATH.md: here a directory
+    places = {"f": str(regular), "w": str(tmp_path / "work"), "d": str(tmp_path / "dir")}
+    before, calls = checksum(project), []
+    replace_steps(monkeypatch, calls)
+    argv = [a.format(**places) for a in args]
+    assert run_cli(cli.main, [*argv, "--project", str(project)]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    named = tmp_path / "dir.md" if "{d}" in args else regular
+    assert line.startswith(f"error: {named}: --") and ("--report" in line) == ("--report" in args)
+    assert calls == [] and regular.read_text() == "my notes\n" and checksum(project) == before
+    assert not (tmp_path / "work").exists()
 
 
 def test_a_missing_manifest_is_advised_with_the_tools_own_options(tmp_path: Path,
