@@ -62,8 +62,11 @@ def manifest_path(root: Path | None = None) -> Path:
     return (root or repo_root()) / "patches" / MANIFEST_NAME
 
 
-def load_pin(path: Path | None = None) -> Pin:
+def load_pin(path: Path | None = None, *, option: str | None = None) -> Pin:
     """Read and validate the manifest.
+
+    ``option`` is the calling tool's own way to name another manifest (``"--pin FILE"``, ``"--project DIR"``); a
+    missing manifest's error advises it, and only it (None: the tool has none, the error advises a Catch checkout).
 
     Raises:
         UserError: missing file, TOML syntax error (with line), missing key, or a malformed commit/version.
@@ -72,7 +75,8 @@ def load_pin(path: Path | None = None) -> Pin:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise UserError("pin manifest not found: pass --pin FILE, or run from a Catch checkout (patches/manifest.toml)",
+        advice = f"pass {option}, or run from" if option else "run from"
+        raise UserError(f"pin manifest not found: {advice} a Catch checkout (patches/manifest.toml)",
                         path=path) from None
     except IsADirectoryError:
         raise UserError("is a directory, expected the pin manifest file (manifest.toml)", path=path) from None

@@ -13,6 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import git_cmd
 
 from catch_tools.paths import repo_root
 from catch_tools.pin import load_pin, manifest_path
@@ -21,10 +22,18 @@ from catch_tools.upgrade import cli, steps
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
+    """A scratch checkout as scripts/rebase.py leaves it: the repository's pin in the work tree, an older in HEAD."""
     root = tmp_path / "proj"
     shutil.copytree(repo_root() / "patches", root / "patches")
     (root / "catch").mkdir()
     (root / "catch" / "CMakeLists.txt").write_text("project(x)\n")
+    manifest = manifest_path(root)
+    pinned = manifest.read_text()
+    manifest.write_text(pinned.replace(f'tag = "{load_pin(manifest).tag}"', 'tag = "v2.12.0"'))
+    git_cmd(root, "init", "-q")
+    git_cmd(root, "add", "-A")
+    git_cmd(root, "-c", "user.name=T", "-c", "user.email=t@example.org", "commit", "-q", "-m", "series on v2.12.0")
+    manifest.write_text(pinned)
     return root
 
 

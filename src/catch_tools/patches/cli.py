@@ -43,14 +43,14 @@ def _pin(args: argparse.Namespace) -> Pin | None:
     """The pin: ``--pin``, else ``<patches-dir>/manifest.toml``; None when ``--base`` names the base and the series
     directory has no manifest (the pin is only needed to find the base)."""
     if args.pin:
-        return load_pin(Path(args.pin))
+        return load_pin(Path(args.pin), option="--pin FILE")
     local = _patches_dir(args) / MANIFEST_NAME
     if args.patches_dir and not local.is_file() and getattr(args, "base", None):
         return None
     if args.patches_dir and not local.is_file():
         raise UserError(f"no {MANIFEST_NAME} in {args.patches_dir}: the series' pin states its upstream base; copy "
                         f"patches/{MANIFEST_NAME} there, or pass --pin FILE or --base REF", path=str(local))
-    return load_pin(local if local.is_file() else None)
+    return load_pin(local if local.is_file() else None, option="--pin FILE")
 
 
 def _source(args: argparse.Namespace) -> Path:

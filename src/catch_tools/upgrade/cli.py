@@ -6,21 +6,26 @@ installable combined wheel of the new release.
 
 Usage::
 
-    upgrade.py [--project DIR] [--work DIR] [--from STEP] [--demo-epochs N] [--report PATH] [--json]
-    upgrade.py status [--project DIR] [--work DIR]
+    upgrade.py [--project DIR] [--work DIR] [--from STEP] [--demo-epochs N] [--report PATH] [--json] [--force]
+    upgrade.py status [--project DIR] [--work DIR] [--json]
 
-Steps: fetch, build, suite, wheel, interfaces, demo (:mod:`catch_tools.upgrade.steps`). A rerun skips the steps that
-passed for the same release and sources. The report (rich table on the terminal; ``--json`` prints JSON) is written to
+It starts only from a pin ``scripts/rebase.py`` moved: the pin in ``patches/manifest.toml`` must differ from the one
+committed in HEAD (``--force`` starts anyway). Steps: fetch, build, suite, wheel, interfaces, demo
+(:mod:`catch_tools.upgrade.steps`). A rerun skips the steps that passed for the same release, checkout and sources.
+``fetch`` records the upstream wheel it chose in the manifest; a run that does not pass every step puts the manifest
+back as it found it. The report (rich table on the terminal; ``--json`` prints JSON) is written to
 ``<work>/upgrade-report.{md,json}`` (and ``PATH.{md,json}`` with ``--report``). The work directory (default
 ``<cache>/upgrade/<release>``) holds two venvs with the release's torch (~5 GB each for a CUDA build) and the wheels.
 
-Exit status: 0 every step passed, 1 a step failed (its row says what to do next), 2 bad input.
+Exit status: 0 every step passed, 1 a step failed (its row says what to do next) or, for ``status``, no upgrade to the
+pinned release has run, 2 bad input (one line; the checkout as it was).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,6 +35,7 @@ from rich.console import Console
 from rich.table import Table
 
 from catch_tools import clikit
+from catch_tools.errors import UserError
 from catch_tools.paths import cache_dir, repo_root
 from catch_tools.progress import progress
 from catch_tools.upgrade import steps
@@ -38,6 +44,7 @@ EXAMPLES = (
     "scripts/upgrade.py",
     "scripts/upgrade.py --from suite      # rerun from the test suite on",
     "scripts/upgrade.py status --json",
+    "scripts/upgrade.py --force           # the pinned release, with no rebase before",
 )
 
 
@@ -52,6 +59,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--demo-epochs", type=int, default=3, help="epochs of the digits demo (default 3)")
     p.add_argument("--report", type=Path, metavar="PATH", help="also write PATH.md and PATH.json")
     p.add_argument("--json", action="store_true", help="print the JSON report on stdout instead of the table")
+    p.add_argument("--force", action="store_true",
+                   help="start even when no rebase moved the pin (it is the one committed in HEAD)")
     return p
 
 
@@ -80,11 +89,36 @@ def print_table(rep: dict[str, Any], console: Console) -> None:
     console.print(f"total {rep['total_seconds']} s; report: {rep['work']}/upgrade-report.md")
 
 
+def rebase_command(project: Path, given_project: bool) -> str:
+    """The rebase to run before the upgrade, as one command line: ``--project`` when the upgrade was given one,
+    ``--source DIR`` when the ``pytorch/`` submodule is not checked out (rebase.py needs an upstream work tree)."""
+    words = ["python", "scripts/rebase.py"] + (["--project", shlex.quote(str(project))] if given_project else [])
+    if not (project / "pytorch" / ".git").exists():
+        words += ["--source", "DIR"]
+    return " ".join([*words, "--onto", "vX.Y.Z"])
+
+
+def _report_targets(stem: Path, option: str) -> list[Path]:
+    """``PATH.md`` and ``PATH.json`` of a report stem, checked (nothing created) before anything runs.
+
+    Raises:
+        UserError: the stem's directory, or a parent, is not a directory; or one of the two is not a regular file.
+    """
+    clikit.output_dir(stem.parent, option, create=False)
+    targets = [stem.with_name(stem.name + ".md"), stem.with_name(stem.name + ".json")]
+    for target in targets:
+        if target.exists() and not target.is_file():
+            raise UserError(f"{option}: not a regular file, the report cannot be written there", path=target)
+    return targets
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv``, run (or show) the upgrade steps; see the module docstring for the exit status.
 
     Raises:
-        UserError: bad arguments, or the pin is not a release.
+        UserError: bad arguments, the pin is not a release or no rebase moved it (without ``--force``,
+            :func:`catch_tools.upgrade.steps.require_rebased_pin`), ``--work``/``--report`` name no directory, or
+            the state file is damaged.
     """
     args = _parser().parse_args(argv)
     clikit.setup_logging(args)
@@ -93,17 +127,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     work = (args.work or cache_dir() / "upgrade" / release).resolve()
     ctx = steps.Context(project=project, work=work, release=release, demo_epochs=args.demo_epochs)
     if args.command == "status":
-        rep = steps.report(ctx, steps.load_state(work))
+        clikit.output_dir(work, "--work", create=False)
+        state = steps.load_state(work)
+        if state.get("release") != release:
+            other = f" (its last run was to torch {state['release']})" if state.get("release") else ""
+            message = f"no upgrade to torch {release} has run in {work}{other}: run scripts/upgrade.py"
+            if args.json:  # the report of no run: every step pending
+                sys.stdout.write(json.dumps(steps.report(ctx, {}), indent=2) + "\n")
+            print(message, file=sys.stderr if args.json else sys.stdout)
+            return 1
+        rep = steps.report(ctx, state)
     else:
+        if not args.force:
+            steps.require_rebased_pin(project, rebase_command(project, args.project is not None))
+        report = args.report.resolve() if args.report else None
+        targets = _report_targets(work / "upgrade-report", "--work") + (
+            _report_targets(report, "--report") if report else [])
+        clikit.output_dir(work, "--work")
+        if report:
+            clikit.output_dir(report.parent, "--report")
         with progress(f"upgrade to torch {release}") as shown:
             rep = steps.run(ctx, args.start,  # a step starting is transient, its result is kept
                             progress=lambda m: shown.step(m) if m.endswith("...") else shown.line(m))
-        work.mkdir(parents=True, exist_ok=True)
-        stems = [work / "upgrade-report"] + ([args.report] if args.report else [])
-        for stem in stems:
-            stem.parent.mkdir(parents=True, exist_ok=True)
-            stem.with_name(stem.name + ".md").write_text(to_markdown(rep), encoding="utf-8")
-            stem.with_name(stem.name + ".json").write_text(json.dumps(rep, indent=2) + "\n", encoding="utf-8")
+        for target in targets:
+            text = to_markdown(rep) if target.suffix == ".md" else json.dumps(rep, indent=2) + "\n"
+            target.write_text(text, encoding="utf-8")
     if args.json:
         sys.stdout.write(json.dumps(rep, indent=2) + "\n")
     else:

@@ -5,8 +5,14 @@
 
 Each step is a function ``(ctx) -> detail`` that raises :class:`StepFailed` (with the log and what to do next) when it
 fails. :func:`run` runs them in order, saves each outcome in ``<work>/state.json`` before the next one starts and skips
-the steps that already passed for the same release and the same sources (``patches/``, ``catch/``), so a run stopped by
-a failure, a crash or Ctrl-C goes on from the step that did not pass (``--from STEP`` reruns from a given step).
+the steps that already passed for the same release, checkout and sources (``patches/``, ``catch/``), so a run stopped by
+a failure or Ctrl-C goes on from the step that did not pass (``--from STEP`` reruns from a given step; a run killed with
+no chance to clean up leaves sources that differ, and the next run starts the steps over).
+
+The only tracked file the steps change in the checkout is the pin manifest (``fetch`` records the upstream wheel it
+chose). A run that does not end with every step passed (a failed step, an error, Ctrl-C) puts the manifest back byte
+for byte as it found it; the next run that skips ``fetch`` writes the recorded choice again before ``build``. The
+upgrade starts only from a rebased pin (:func:`require_rebased_pin`).
 
 Every pip command runs with ``PIP_CONSTRAINT=<project>/constraints.txt``: the rebase moved its ``torch==`` line to the
 new release, and a constraint in the environment overrides a machine-wide ``constraint`` in pip's configuration files
@@ -20,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -32,7 +39,8 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from catch_tools.errors import UserError
-from catch_tools.pin import load_pin, manifest_path, update_pin
+from catch_tools.gitcli import locate, try_git
+from catch_tools.pin import load_pin, manifest_path, parse_pin, update_pin
 
 #: Build and test requirements of the backend venv besides torch (tox -e backend's deps, and the tooling for the proof
 #: gate and the wheel build: the project itself, editable).
@@ -43,6 +51,11 @@ MIN_DEMO_ACCURACY = 0.8
 _ACCURACY = re.compile(r"^test accuracy ([0-9.]+)$", re.MULTILINE)
 _VERSION_PY = re.compile(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", re.MULTILINE)
 _FLAVOUR_LINE = re.compile(r"^wheel_flavour\s*=.*\n", re.MULTILINE)
+STATE_FILE = "state.json"
+#: The step results a state may hold (a row of the report).
+STATUSES = ("passed", "failed", "not run")
+#: ``fetch``'s outputs that say what it wrote into the manifest (written again when a later run skips ``fetch``).
+_FETCH_EDIT = ("wheel_version", "flavour", "flavour_note")
 
 
 class StepFailed(Exception):
@@ -90,8 +103,7 @@ class Context:
             StepFailed: non-zero exit (the detail is the last non-empty output line).
         """
         log = self.log(step)
-        proc = subprocess.run(cmd, cwd=cwd or self.project, env=env or self.env(), capture_output=True, text=True,
-                              check=False)
+        proc = spawn(cmd, cwd=cwd or self.project, env=env or self.env(), next_action=next_action, log=log)
         with log.open("a", encoding="utf-8") as fh:
             fh.write(f"$ {' '.join(cmd)}\n{proc.stdout}{proc.stderr}\n[exit {proc.returncode}]\n")
         if proc.returncode != 0:
@@ -101,13 +113,29 @@ class Context:
         return proc.stdout + proc.stderr
 
 
+def spawn(cmd: list[str], *, cwd: Path, env: dict[str, str], next_action: str,
+          log: Path) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run(cmd)`` with its output captured.
+
+    Raises:
+        StepFailed: the program cannot be started (a missing interpreter, a directory, no permission); the detail
+            names the program's path.
+    """
+    try:
+        return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    except OSError as err:
+        with log.open("a", encoding="utf-8") as fh:
+            fh.write(f"$ {' '.join(cmd)}\ncannot run {cmd[0]}: {err.strerror or err}\n")
+        raise StepFailed(f"cannot run {cmd[0]}: {err.strerror or err}", next_action, log) from None
+
+
 def release_of(project: Path) -> str:
     """The release the pin names (``v2.15.0`` -> ``2.15.0``).
 
     Raises:
         UserError: the pin's tag is not a release version.
     """
-    pin = load_pin(manifest_path(project))
+    pin = load_pin(manifest_path(project), option="--project DIR")
     try:
         return Version(pin.tag.removeprefix("v")).public
     except InvalidVersion:
@@ -144,11 +172,15 @@ def wheel_flavour(wheel: Path) -> str:
 
 def record_flavour(project: Path, wheel_version: str, flavour: str, note: str) -> None:
     """Write the chosen upstream wheel into the manifest: ``wheel_version`` (the wheel's own version, what pip and the
-    combined build check) and a ``wheel_flavour = "<flavour>: <note>"`` line right after it (added or replaced)."""
+    combined build check) and a ``wheel_flavour = "<flavour>: <note>"`` line right after it (added or replaced).
+    A manifest that already says so is not written."""
     path = manifest_path(project)
+    line = f'wheel_flavour = "{flavour}: {note}"\n'
+    if load_pin(path).wheel_version == wheel_version and _FLAVOUR_LINE.findall(path.read_text(encoding="utf-8")) == [
+            line]:
+        return
     update_pin(path, wheel_version=wheel_version)
     text = _FLAVOUR_LINE.sub("", path.read_text(encoding="utf-8"))
-    line = f'wheel_flavour = "{flavour}: {note}"\n'
     text = re.sub(r"^(wheel_version\s*=.*\n)", lambda m: m.group(1) + line, text, count=1, flags=re.MULTILINE)
     path.write_text(text, encoding="utf-8")
 
@@ -178,7 +210,8 @@ def step_fetch(ctx: Context) -> str:
             note = ("the CPU build" if flavour == "cpu" else
                     f"the default build; no +cpu wheel of {ctx.release} was reachable")
             record_flavour(ctx.project, wheel_version, flavour, note)
-            ctx.outputs["upstream_wheel"] = str(found)
+            ctx.outputs.update(upstream_wheel=str(found), wheel_version=wheel_version, flavour=flavour,
+                               flavour_note=note)
             return f"{found.name} ({flavour}); manifest: wheel_version = \"{wheel_version}\""
     raise StepFailed(f"no torch {ctx.release} wheel for {_python_tag()}: " + "; ".join(tried),
                      f"check that pip sees the release (pip index versions torch), or put the wheel in "
@@ -246,11 +279,11 @@ def step_interfaces(ctx: Context) -> str:
     cmd = [str(ctx.venv_python), "scripts/check_native_interfaces.py", ctx.outputs["upstream_wheel"],
            ctx.outputs["combined_wheel"], "--python", str(ctx.venv_python)]
     log = ctx.log("interfaces")
-    proc = subprocess.run(cmd, cwd=ctx.project, env=ctx.env(), capture_output=True, text=True, check=False)
+    nxt = f"read {log}: the combined wheel must keep upstream's native interfaces"
+    proc = spawn(cmd, cwd=ctx.project, env=ctx.env(), next_action=nxt, log=log)
     log.write_text(f"$ {' '.join(cmd)}\n{proc.stdout}{proc.stderr}\n[exit {proc.returncode}]\n", encoding="utf-8")
     if proc.returncode & (1 | 8) or proc.returncode not in (0, 4):
-        raise StepFailed(f"check_native_interfaces.py exit {proc.returncode} (1 error, 8 incompatible)",
-                         f"read {log}: the combined wheel must keep upstream's native interfaces", log)
+        raise StepFailed(f"check_native_interfaces.py exit {proc.returncode} (1 error, 8 incompatible)", nxt, log)
     return "compatible" + (" (items to review: see the log)" if proc.returncode == 4 else "")
 
 
@@ -314,68 +347,198 @@ def _files(root: Path) -> Iterator[Path]:
             yield path
 
 
+_JSON_TYPES = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean",
+               type(None): "null"}
+
+
 def load_state(work: Path) -> dict[str, Any]:
+    """The state the last run saved in ``<work>/state.json``, or ``{}`` when there is none.
+
+    The state is a JSON object: ``release``, ``project`` and ``sources`` (strings), ``outputs`` (name -> string) and
+    ``steps`` (step name of :data:`STEPS` -> row: ``status`` one of :data:`STATUSES`, ``seconds`` a number,
+    ``detail``, ``next`` and ``log`` strings).
+
+    Raises:
+        UserError: the file cannot be read, or is not a state :func:`save_state` wrote (not a regular file, not UTF-8,
+            not JSON, not an object, a value of the wrong type, an unknown step or status: a hand edit, a truncated
+            file). The one line names the file (and the line of a JSON error) and says to remove it, which starts the
+            steps over.
+    """
+    path = work / STATE_FILE
+
+    def damaged(what: str, line: int | None = None) -> UserError:
+        return UserError(f"{what}: not an upgrade state; remove it to start the steps over", path=path, line=line)
+
     try:
-        data: dict[str, Any] = json.loads((work / "state.json").read_text(encoding="utf-8"))
-        return data
-    except (FileNotFoundError, json.JSONDecodeError):
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise damaged("not a regular file")
+        raw = path.read_bytes()
+    except FileNotFoundError:
         return {}
+    except OSError as err:
+        raise UserError(f"cannot read the upgrade state: {err.strerror or err}", path=path) from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise damaged("not UTF-8", raw[:err.start].count(b"\n") + 1) from None
+    except json.JSONDecodeError as err:
+        raise damaged(f"invalid JSON ({err.msg})", err.lineno) from None
+    problem = _state_problem(data)
+    if problem:
+        raise damaged(problem)
+    assert isinstance(data, dict)
+    return data
+
+
+def _state_problem(data: object) -> str | None:
+    """What makes ``data`` no state of :func:`save_state` (see :func:`load_state`), or None."""
+    if not isinstance(data, dict):
+        return f"{_JSON_TYPES.get(type(data), type(data).__name__)}, expected a JSON object"
+    for key in ("release", "project", "sources"):
+        if key in data and not isinstance(data[key], str):
+            return f"{key!r} is not a string"
+    outputs = data.get("outputs", {})
+    if not isinstance(outputs, dict) or not all(isinstance(v, str) for v in outputs.values()):
+        return "'outputs' is not an object of strings"
+    rows = data.get("steps", {})
+    if not isinstance(rows, dict):
+        return "'steps' is not an object"
+    for name, row in rows.items():
+        if name not in STEPS:
+            return f"unknown step {name!r} (steps: {', '.join(STEPS)})"
+        if not isinstance(row, dict):
+            return f"step {name!r} is not an object"
+        if row.get("status") not in STATUSES:
+            return f"step {name!r}: status {row.get('status')!r} is not one of {', '.join(STATUSES)}"
+        seconds = row.get("seconds")
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+            return f"step {name!r}: 'seconds' is not a number"
+        for key in ("detail", "next", "log"):
+            if not isinstance(row.get(key, "" if key == "log" else None), str):
+                return f"step {name!r}: {key!r} is missing or not a string"
+    return None
 
 
 def save_state(work: Path, state: dict[str, Any]) -> None:
-    tmp = work / "state.json.tmp"
+    tmp = work / (STATE_FILE + ".tmp")
     tmp.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(work / "state.json")
+    tmp.replace(work / STATE_FILE)
+
+
+def require_rebased_pin(project: Path, rebase_command: str) -> None:
+    """Refuse to start the upgrade from a pin no rebase has moved.
+
+    ``scripts/rebase.py`` writes the new release's pin into the work tree's ``patches/manifest.toml``
+    (:func:`catch_tools.rebase.pinning.write_pin`) and the maintainer commits it with the new series after the
+    upgrade (docs/upgrade.md). So the pin is rebased when its upstream ``tag`` or ``commit`` differs from the
+    committed manifest's (``git show HEAD:./patches/manifest.toml``, a path relative to ``project``).
+
+    Raises:
+        UserError: the pin is the one committed in HEAD, or the move cannot be told (``project`` is no git work tree,
+            or HEAD has no manifest). The one line names the manifest, the rebase command to run first
+            (``rebase_command``) and ``--force``.
+    """
+    path = manifest_path(project)
+    pin = load_pin(path, option="--project DIR")
+    then = (f"first run the rebase: {rebase_command} (docs/upgrade.md), or pass --force to run the upgrade for "
+            f"{pin.tag} as pinned")
+    _bare, _git_dir, top, _why = locate(project)
+    if top is None:
+        raise UserError(f"the checkout is no git work tree, so whether scripts/rebase.py moved the pin ({pin.tag}) "
+                        f"cannot be told; {then}", path=path)
+    shown = try_git(project, "show", "HEAD:./patches/manifest.toml")
+    if shown.returncode != 0:
+        raise UserError(f"HEAD has no patches/manifest.toml, so whether scripts/rebase.py moved the pin ({pin.tag}) "
+                        f"cannot be told; {then}", path=path)
+    committed = parse_pin(shown.stdout.decode("utf-8", "replace"), "HEAD:patches/manifest.toml")
+    if (committed.tag, committed.commit) == (pin.tag, pin.commit):
+        raise UserError(f"the pin ({pin.tag}) is the one committed in HEAD: no rebase has moved it to a new release; "
+                        f"{then}", path=path)
+
+
+class CheckoutGuard:
+    """The checkout files the steps write (the pin manifest) as a run found them; :meth:`restore` puts them back."""
+
+    def __init__(self, project: Path) -> None:
+        self.saved = {path: path.read_bytes() for path in (manifest_path(project),)}
+
+    def restore(self) -> None:
+        """Write back every saved file whose bytes changed (a temporary file renamed over it: never half-written)."""
+        for path, data in self.saved.items():
+            try:
+                if path.read_bytes() == data:
+                    continue
+            except FileNotFoundError:
+                pass
+            tmp = path.with_name(path.name + ".restore.tmp")
+            tmp.write_bytes(data)
+            tmp.replace(path)
 
 
 def run(ctx: Context, start: str | None = None, progress: Callable[[str], None] = lambda _m: None) -> dict[str, Any]:
     """Run the steps from the first one not passed (or from ``start``); return the report (see :func:`report`).
 
-    Stops at the first failed step (later steps are reported ``not run``). The state is saved after every step.
+    Stops at the first failed step (later steps are reported ``not run``). The state is saved after every step. A run
+    that does not end with every step passed (a failed step, an error, Ctrl-C) leaves the checkout's files as it
+    found them (:class:`CheckoutGuard`); a run that skips ``fetch`` first writes ``fetch``'s recorded manifest edit
+    again.
 
     Raises:
-        UserError: ``start`` is not a step name.
+        UserError: ``start`` is not a step name, or the state file is damaged (:func:`load_state`).
     """
     if start is not None and start not in STEPS:
         raise UserError(f"--from {start}: not a step (steps: {', '.join(STEPS)})")
     ctx.work.mkdir(parents=True, exist_ok=True)
     state = load_state(ctx.work)
-    sources = sources_hash(ctx.project)
-    if state.get("release") != ctx.release:
-        state = {"release": ctx.release, "steps": {}, "outputs": {}}
+    found = sources_hash(ctx.project)
+    if state.get("release") != ctx.release or state.get("project") != str(ctx.project):
+        # another release, or another checkout (the canary's scratch clone; the build venv's editable install is of
+        # the checkout it was made from): every step reruns
+        state = {"release": ctx.release, "project": str(ctx.project), "steps": {}, "outputs": {}}
     results: dict[str, dict[str, Any]] = state.setdefault("steps", {})
-    if state.get("sources") != sources:
-        # patches/ or catch/ changed, or this is another checkout (the canary's scratch clone) whose manifest lacks
-        # fetch's wheel_version edit: every step reruns, fetch included (cheap: the wheel is cached)
-        for name in list(STEPS):
-            results.pop(name, None)
+    if state.get("sources") != found:
+        # patches/ or catch/ changed since the last run left them: every step reruns, fetch included (cheap: the wheel
+        # is cached)
+        results.clear()
     if start is not None:
         for name in list(STEPS)[list(STEPS).index(start):]:
             results.pop(name, None)
     ctx.outputs = dict(state.get("outputs", {}))
-    failed = False
-    for name, (_title, func) in STEPS.items():
-        if results.get(name, {}).get("status") == "passed":
-            continue
-        if failed:
-            results[name] = {"status": "not run", "seconds": 0.0, "detail": "", "next": ""}
-            continue
-        log = ctx.log(name)
-        log.write_text("", encoding="utf-8")
-        progress(f"upgrade: {name}...")
-        started = time.monotonic()
-        try:
-            detail = func(ctx)
-            results[name] = {"status": "passed", "seconds": round(time.monotonic() - started, 1), "detail": detail,
-                             "next": "", "log": str(log)}
-        except StepFailed as err:
-            failed = True
-            results[name] = {"status": "failed", "seconds": round(time.monotonic() - started, 1),
-                             "detail": err.detail, "next": err.next_action, "log": str(err.log or log)}
+    state["sources"] = found  # a run killed on the way (no cleanup) leaves sources that differ: the next starts over
+    guard = CheckoutGuard(ctx.project)
+    finished = False
+    try:
+        if results.get("fetch", {}).get("status") == "passed" and all(k in ctx.outputs for k in _FETCH_EDIT):
+            record_flavour(ctx.project, *(ctx.outputs[k] for k in _FETCH_EDIT))
+        failed = False
+        for name, (_title, func) in STEPS.items():
+            if results.get(name, {}).get("status") == "passed":
+                continue
+            if failed:
+                results[name] = {"status": "not run", "seconds": 0.0, "detail": "", "next": ""}
+                continue
+            log = ctx.log(name)
+            log.write_text("", encoding="utf-8")
+            progress(f"upgrade: {name}...")
+            started = time.monotonic()
+            try:
+                detail = func(ctx)
+                results[name] = {"status": "passed", "seconds": round(time.monotonic() - started, 1),
+                                 "detail": detail, "next": "", "log": str(log)}
+            except StepFailed as err:
+                failed = True
+                results[name] = {"status": "failed", "seconds": round(time.monotonic() - started, 1),
+                                 "detail": err.detail, "next": err.next_action, "log": str(err.log or log)}
+            state["outputs"] = ctx.outputs
+            save_state(ctx.work, state)
+            progress(f"upgrade: {name}: {results[name]['status']} ({results[name]['seconds']} s)")
+        finished = not failed
+    finally:
+        if not finished:
+            guard.restore()
         state["outputs"] = ctx.outputs
         state["sources"] = sources_hash(ctx.project)
         save_state(ctx.work, state)
-        progress(f"upgrade: {name}: {results[name]['status']} ({results[name]['seconds']} s)")
     return report(ctx, state)
 
 

@@ -65,7 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     setup_logging(args)
     root = repo_root()
     series_dir = args.patches or patches_dir()
-    pin = load_pin(manifest_path(root) if args.patches is None else series_dir / "manifest.toml")
+    pin = load_pin(manifest_path(root) if args.patches is None else series_dir / "manifest.toml",
+                   option="--patches-dir DIR holding the series and its manifest.toml")
     out = args.out or root / "dist"
     if args.dry_run and not args.from_source:
         raise UserError("--dry-run only applies to --from-source")
