@@ -32,6 +32,7 @@ from catch_tools.wheel.metadata import (
     add_top_level,
     backend_extras,
     combined_filename,
+    member_text,
     merge_entry_points,
     set_metadata_version,
     set_version_py,
@@ -216,8 +217,11 @@ def _assemble(upstream: WheelInfo, be_reader: RawZipReader, series_dir: Path, pi
     clash = [m.name for m in payload if up_reader.get(m.name) is not None or m.name in changes]
     if clash:
         raise UserError(f"backend file {clash[0]} already exists in torch", path=be_reader.path)
-    version_py = changes.get(VERSION_PY) or up_reader.read(VERSION_PY)
-    changes[VERSION_PY] = set_version_py(version_py.decode("utf-8"), version, str(pin.series_version),
+    version_py = member_text(up_reader, VERSION_PY)  # UTF-8 (checked), so the series' version of it is too
+    patched_py = changes.get(VERSION_PY)
+    if patched_py is not None:
+        version_py = patched_py.decode("utf-8")
+    changes[VERSION_PY] = set_version_py(version_py, version, str(pin.series_version),
                                          f"{up_reader.path}!{VERSION_PY}").encode("utf-8")
     timings["inputs_and_series"] = time.perf_counter() - t1
     t2 = time.perf_counter()
