@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """Hostile and careless input to the combined-wheel build (``scripts/build_wheel.py``): wheels that are not what
-their name says, members that would escape, metadata that is not UTF-8. Every refusal is one line, exit 2, and leaves
-the output directory as it was."""
+their name says, members that would escape, output directories that are files, and user files that look like the
+build's own temporary files. Every refusal is one line, exit 2, and leaves the output directory as it was."""
 
 from __future__ import annotations
 
@@ -247,3 +247,45 @@ def test_cli_non_utf8_record_is_one_line(tmp_path: Path) -> None:
                "--patches-dir", str(series(tmp_path / "patches")), "--out", str(tmp_path / "dist"),
                env={"CATCH_CACHE": str(tmp_path / "cache")})
     assert f"{UP_DI}/RECORD:" in one_line_error(proc)
+
+
+# --- the output directory and the build's own temporary files ---
+
+def test_users_file_named_like_an_old_partial_is_kept(tmp_path: Path) -> None:
+    out = tmp_path / "dist"
+    out.mkdir()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    (out / ".thesis.4000000.partial").write_text("chapter 1\n")
+    (out / f".thesis.{dead}.partial").write_text("chapter 2\n")
+    (out / f".catch-build-{dead}-notes").mkdir()  # not a name the build makes: kept with its contents
+    (out / f".catch-build-{dead}-notes" / "draft.whl.partial").write_text("draft\n")
+    before = checksum(out)
+    result = build_overlay(upstream_wheel=upstream(tmp_path), backend_wheel=fake_backend_wheel(tmp_path / "be"),
+                           series_dir=series(tmp_path / "patches"), pin=PIN, out_dir=out)
+    after = checksum(out)
+    assert after.pop(result.wheel.name)
+    assert after == before
+
+
+def test_failed_build_leaves_no_work_directory(tmp_path: Path) -> None:
+    good = upstream(tmp_path)
+    renamed = tmp_path / "up" / good.name.replace("cp311-cp311", "cp312-cp312")
+    renamed.parent.mkdir()
+    renamed.write_bytes(good.read_bytes())
+    refused(tmp_path, renamed)
+    assert not list((tmp_path / "dist").glob(".catch-build-*"))
+
+
+def test_out_pointing_at_a_file_is_one_line(tmp_path: Path) -> None:
+    target = tmp_path / "out.txt"
+    target.write_text("not a directory\n")
+    proc = cli("--upstream-wheel", str(upstream(tmp_path)), "--catch-wheel", str(fake_backend_wheel(tmp_path / "be")),
+               "--patches-dir", str(series(tmp_path / "patches")), "--out", str(target),
+               env={"CATCH_CACHE": str(tmp_path / "cache")})
+    assert str(target) in one_line_error(proc)
+    assert target.read_text() == "not a directory\n"
+    below = cli("--upstream-wheel", str(upstream(tmp_path)), "--catch-wheel", str(fake_backend_wheel(tmp_path / "be")),
+                "--patches-dir", str(series(tmp_path / "patches")), "--out", str(target / "dist"),
+                env={"CATCH_CACHE": str(tmp_path / "cache")})
+    assert str(target) in one_line_error(below)

@@ -15,7 +15,9 @@ mode of the file they replace); new members come in sorted order; deflate level 
 from __future__ import annotations
 
 import calendar
+import contextlib
 import os
+import re
 import tempfile
 import time
 from collections.abc import Callable
@@ -41,6 +43,11 @@ from catch_tools.wheel.record import RecordRow, format_record, is_unhashed, reco
 from catch_tools.wheel.zipraw import DateTime, RawZipReader, RawZipWriter, dos_datetime, open_writer
 
 VERSION_PY = "torch/version.py"
+#: Prefix of the build's work directory in the output directory: ``.catch-build-<pid>-<random>/`` holds the wheel
+#: being written (``<wheel>.partial``) until it is renamed into place.
+WORK_PREFIX = ".catch-build-"
+#: The pid, then :func:`tempfile.mkdtemp`'s 8 random characters (``[a-z0-9_]``).
+_WORK_DIR = re.compile(rf"^{re.escape(WORK_PREFIX)}(\d+)-[a-z0-9_]{{8}}$")
 
 
 @dataclass
@@ -96,24 +103,57 @@ def _series_changes(upstream: WheelInfo, series_dir: Path) -> dict[str, bytes | 
     return changes
 
 
-def remove_stale_partials(out_dir: Path) -> list[Path]:
-    """Delete ``.<wheel>.<pid>.partial`` files of builds that died (``kill -9``: no cleanup ran); return them.
+def check_output_dir(out_dir: Path) -> None:
+    """Refuse an output directory that is, or is below, something other than a directory (checked before any work).
 
-    A partial whose pid is still alive belongs to a concurrent build and is kept.
+    Raises:
+        UserError: ``out_dir`` or one of its existing ancestors is a file (or another non-directory).
+    """
+    for path in (out_dir, *out_dir.parents):
+        if path.exists():
+            if not path.is_dir():
+                raise UserError("is not a directory, expected the output directory (--out DIR)", path=path)
+            return
+
+
+def _make_output_dir(out_dir: Path) -> None:
+    check_output_dir(out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UserError(f"cannot create the output directory: {err.strerror}", path=out_dir) from None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_stale_partials(out_dir: Path) -> list[Path]:
+    """Delete the work directories of builds that died (``kill -9``: no cleanup ran); return them.
+
+    Only directories named like the ones :func:`build_overlay` makes (``.catch-build-<pid>-<random>``, from
+    :func:`tempfile.mkdtemp`) whose pid is no longer alive are touched, and in them only ``*.whl.partial`` files; a
+    directory still holding anything else after that is kept. Nothing else in ``out_dir`` is ever deleted.
     """
     removed = []
-    for path in out_dir.glob(".*.partial"):
-        try:
-            pid = int(path.name.rsplit(".", 2)[-2])
-        except ValueError:
+    for path in out_dir.glob(f"{WORK_PREFIX}*"):
+        match = _WORK_DIR.match(path.name)
+        if match is None or path.is_symlink() or not path.is_dir() or _alive(int(match.group(1))):
             continue
+        for partial in path.glob("*.whl.partial"):
+            if partial.is_file() and not partial.is_symlink():
+                partial.unlink(missing_ok=True)
         try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            path.unlink(missing_ok=True)
-            removed.append(path)
-        except PermissionError:
+            path.rmdir()
+        except OSError:  # not ours after all, or not empty: keep it
             continue
+        removed.append(path)
     return removed
 
 
@@ -166,23 +206,28 @@ def build_overlay(
     ``torch/version.py``), then files the series adds, then ``torch_mlu/`` (raw copies), then the renamed
     ``.dist-info`` (METADATA version, merged ``entry_points.txt``, ``top_level.txt``, RECORD last). The wheel is
     written under a temporary name in ``out_dir`` and renamed only when everything, the input verification
-    included, succeeded: on any error nothing is left in ``out_dir``.
+    included, succeeded: on any error nothing is left in ``out_dir``. That temporary name is ``<wheel>.partial`` in a
+    work directory of this build (``.catch-build-<pid>-<random>/``, see :func:`remove_stale_partials`).
 
     Raises:
         UserError: any bad input (see :mod:`catch_tools.wheel.inputs`, :mod:`catch_tools.wheel.record`), a native
-            patch (from the engine), an output that would need ZIP64.
+            patch (from the engine), an output that would need ZIP64, an output directory that is a file.
     """
     say = progress or (lambda _msg: None)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     version = pin.combined_version
-    out_dir.mkdir(parents=True, exist_ok=True)
+    _make_output_dir(out_dir)
     remove_stale_partials(out_dir)
     final = out_dir / combined_filename(upstream_wheel.name, version)
-    partial = out_dir / f".{final.name}.{os.getpid()}.partial"
+    work = Path(tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{os.getpid()}-", dir=out_dir))
+    partial = work / f"{final.name}.partial"
     # exit order: the pool (waits for the verification thread) closes before the readers it uses
-    with RawZipReader(upstream_wheel) as up_reader, RawZipReader(backend_wheel) as be_reader, \
-            ThreadPoolExecutor(max_workers=1) as pool:
+    with contextlib.ExitStack() as cleanup:
+        cleanup.callback(_remove_work_dir, work, partial)
+        up_reader = cleanup.enter_context(RawZipReader(upstream_wheel))
+        be_reader = cleanup.enter_context(RawZipReader(backend_wheel))
+        pool = cleanup.enter_context(ThreadPoolExecutor(max_workers=1))
         upstream = open_wheel(up_reader, verify_cache=verify_cache, hash_members=False)
         check_upstream(upstream, pin.wheel_version, pin.commit if expected_commit == "pin" else expected_commit)
         say(f"verifying {upstream_wheel.name} while writing {final.name}")
@@ -195,14 +240,20 @@ def build_overlay(
             verification.result()
             timings["verify_wait"] = time.perf_counter() - t_wait
             partial.replace(final)
-        except BaseException as err:
-            partial.unlink(missing_ok=True)
+        except BaseException as err:  # the work directory and the partial wheel go with the exit stack
             failed = verification.exception()
             if isinstance(failed, UserError) and failed is not err:
                 raise failed from None
             raise
     timings["total"] = time.perf_counter() - t0
     return result
+
+
+def _remove_work_dir(work: Path, partial: Path) -> None:
+    """Remove what :func:`build_overlay` made in its work directory, then the directory (empty by then)."""
+    partial.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        work.rmdir()
 
 
 def _assemble(upstream: WheelInfo, be_reader: RawZipReader, series_dir: Path, pin: Pin, partial: Path, final: Path,
