@@ -23,7 +23,7 @@ from catch_tools.errors import UserError
 from catch_tools.pin import Pin
 from catch_tools.wheel.overlay import build_overlay
 from catch_tools.wheel.record import RecordRow, format_record, record_digest
-from catch_tools.wheel.zipraw import RawZipReader
+from catch_tools.wheel.zipraw import RawZipReader, dos_datetime, open_writer
 
 COMMIT = "cf30153c4c131c8164ee7798e5022d810682e2cb"
 PIN = Pin("https://github.com/pytorch/pytorch.git", "v2.13.0", COMMIT, "2.13.0+cpu", 1)
@@ -289,3 +289,20 @@ def test_out_pointing_at_a_file_is_one_line(tmp_path: Path) -> None:
                 "--patches-dir", str(series(tmp_path / "patches")), "--out", str(target / "dist"),
                 env={"CATCH_CACHE": str(tmp_path / "cache")})
     assert str(target) in one_line_error(below)
+
+
+# --- the writer names the archive and the sources of a duplicate member ---
+
+def test_duplicate_member_names_output_wheel_and_sources(tmp_path: Path) -> None:
+    up = upstream(tmp_path)
+    final = tmp_path / "dist" / "torch-2.13.0+cpu.catch1-cp311-cp311-manylinux_2_28_x86_64.whl"
+    final.parent.mkdir()
+    with RawZipReader(up) as reader, pytest.raises(UserError) as info, \
+            open_writer(tmp_path / "dist" / "work.partial", name=final) as writer:
+        member = reader.get("torch/version.py")
+        assert member is not None
+        writer.copy_raw(reader, member)
+        writer.add("torch/version.py", b"__version__ = '0'\n", dos_datetime(0), source=tmp_path / "patches")
+    message = str(info.value)
+    assert message.startswith(f"{final}: duplicate zip member torch/version.py")
+    assert str(up) in message and str(tmp_path / "patches") in message

@@ -178,8 +178,8 @@ class _Output:
         row = src.rows[path]
         self.rows.append(RecordRow(name or path, row.digest, row.size))
 
-    def add(self, name: str, data: bytes, mode: int = 0o644) -> None:
-        self.writer.add(name, data, self.stamp, mode)
+    def add(self, name: str, data: bytes, mode: int = 0o644, *, source: str | Path) -> None:
+        self.writer.add(name, data, self.stamp, mode, source=source)
         self.rows.append(RecordRow(name, record_digest(data), len(data)))
         self.written.append(name)
 
@@ -279,7 +279,7 @@ def _assemble(upstream: WheelInfo, be_reader: RawZipReader, series_dir: Path, pi
     new_di = f"torch-{version}.dist-info"
     stamp = dos_datetime(source_date_epoch(up_reader))
     result = BuildResult(final, timings=timings)
-    with open_writer(partial) as writer:
+    with open_writer(partial, name=final) as writer:
         out = _Output(writer, stamp)
         di_prefix = f"{upstream.dist_info}/"
         for member in up_reader.members:
@@ -291,14 +291,15 @@ def _assemble(upstream: WheelInfo, be_reader: RawZipReader, series_dir: Path, pi
                 if data is None:
                     result.removed.append(name)
                 else:
-                    out.add(name, data, _mode(upstream, name))
+                    out.add(name, data, _mode(upstream, name),
+                            source=up_reader.path if name == VERSION_PY else series_dir)
                     result.patched.append(name)
             else:
                 out.copy(upstream, name)
         for name in sorted(n for n, d in changes.items() if d is not None and up_reader.get(n) is None):
             data = changes[name]
             assert data is not None
-            out.add(name, data)
+            out.add(name, data, source=series_dir)
             result.added.append(name)
         for member in payload:
             out.copy(backend, member.name)
@@ -306,7 +307,7 @@ def _assemble(upstream: WheelInfo, be_reader: RawZipReader, series_dir: Path, pi
         _write_dist_info(out, upstream, backend, new_di, version)
         record_name = f"{new_di}/RECORD"
         out.rows.append(RecordRow(record_name, "", None))
-        out.writer.add(record_name, format_record(out.rows), stamp, 0o644)
+        out.writer.add(record_name, format_record(out.rows), stamp, 0o644, source="the build's RECORD")
     _self_check(partial, out)
     timings["write"] = time.perf_counter() - t2
     return result
@@ -328,16 +329,19 @@ def _write_dist_info(out: _Output, upstream: WheelInfo, backend: WheelInfo, new_
         if rel == "METADATA":
             meta = set_metadata_version(upstream.text(rel), version, where)
             meta = add_extras(meta, backend_extras(backend.text("METADATA")), where)
-            out.add(name, meta.encode("utf-8"))
+            out.add(name, meta.encode("utf-8"), source=upstream.reader.path)
         elif rel == "entry_points.txt":
             have_eps = True
-            out.add(name, merge_entry_points(upstream.text(rel), backend_eps, where).encode("utf-8"))
+            out.add(name, merge_entry_points(upstream.text(rel), backend_eps, where).encode("utf-8"),
+                    source=upstream.reader.path)
         elif rel == "top_level.txt":
-            out.add(name, add_top_level(upstream.text(rel), BACKEND_PACKAGE).encode("utf-8"))
+            out.add(name, add_top_level(upstream.text(rel), BACKEND_PACKAGE).encode("utf-8"),
+                    source=upstream.reader.path)
         else:
             out.copy(upstream, member.name, name)
     if not have_eps:
-        out.add(f"{new_di}/entry_points.txt", merge_entry_points("", backend_eps, where).encode("utf-8"))
+        out.add(f"{new_di}/entry_points.txt", merge_entry_points("", backend_eps, where).encode("utf-8"),
+                source=backend.reader.path)
 
 
 def _self_check(path: Path, out: _Output) -> None:
