@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """Hostile and careless input to the native interface check (``scripts/check_native_interfaces.py``): one wheel
-given twice, a combined wheel hiding a second copy of a file, bad reviewed-changes files, a missing interpreter. Every
-refusal is one line with the documented exit status, and the check's cache (``$CATCH_CACHE``) is left as it was."""
+given twice, a combined wheel hiding a second copy of a file, a removed shared object seen by layer 1 alone, bad
+reviewed-changes files, a missing interpreter. Every refusal is one line with the documented exit status, and the
+check's cache (``$CATCH_CACHE``) is left as it was."""
 
 from __future__ import annotations
 
@@ -13,14 +14,15 @@ import subprocess
 import sys
 import warnings
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 from fake_wheels import fake_backend_wheel, fake_torch_wheel
+from wheel_edit import edit_wheel
 
 from catch_tools.interfaces.check import run_check
-from catch_tools.interfaces.report import ERROR
+from catch_tools.interfaces.report import ERROR, INCOMPATIBLE
 from catch_tools.pin import Pin
 from catch_tools.wheel.overlay import build_overlay
 
@@ -99,6 +101,13 @@ def with_member(src: Path, dst: Path, name: str, data: bytes, *, first: bool = F
     return dst
 
 
+def replaced(src: Path, dst: Path, changes: Mapping[str, bytes | None]) -> Path:
+    """``dst`` = ``src`` with members replaced (None: removed), RECORD regenerated (only the bytes under test are
+    wrong)."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    return edit_wheel(src, dst, dict(changes))
+
+
 # --- the same wheel twice ---
 
 def test_same_path_twice_is_refused(wheels: tuple[Path, Path, Path], cache: Path) -> None:
@@ -145,6 +154,23 @@ def test_combined_wheel_with_a_hidden_first_copy_is_refused(wheels: tuple[Path, 
     err = one_line_error(proc, 1)
     assert "torch/__init__.py" in err and str(hostile) in err
     assert checksum(cache) == before
+
+
+# --- layer 1 on its own sees a removed shared object ---
+
+def test_layer_1_alone_reports_a_removed_shared_object(wheels: tuple[Path, Path, Path], cache: Path,
+                                                       tmp_path: Path) -> None:
+    combined = replaced(wheels[1], tmp_path / "noso" / wheels[1].name, {LIB: None})
+    report = run_check(wheels[0], combined, (1,), runtime=False)
+    assert report.exit_code == INCOMPATIBLE, report.to_json()
+    assert [(f.code, f.path) for f in report.layers[0].findings] == [("elf-object-removed", LIB)]
+    assert "0 compared, 1 removed" in " ".join(report.layers[0].notes)
+
+
+def test_layer_1_count_of_compared_objects(wheels: tuple[Path, Path, Path], cache: Path) -> None:
+    report = run_check(wheels[0], wheels[1], (1,), runtime=False)
+    assert report.exit_code == 0, report.to_json()
+    assert "1 byte-identical (not parsed), 0 compared, 0 removed" in " ".join(report.layers[0].notes)
 
 
 # --- the reviewed-changes file and the interpreter ---

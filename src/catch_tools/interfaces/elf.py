@@ -6,6 +6,7 @@
 For every upstream ``torch/lib/*.so*`` and ``torch/_C*.so`` (rules from ANCHORS.md section 3, the simple and robust
 subset of what libabigail checks on stripped objects):
 
+- the object is still in the combined wheel (layer 1 reports a removed object itself, so it stands alone);
 - ``DT_SONAME``, ``DT_NEEDED`` (in order), ``DT_RUNPATH`` and ``DT_RPATH`` equal;
 - the upstream set of *defined* dynamic symbols with their version (``name@VERSION`` from ``.gnu.version`` /
   ``.gnu.version_d``; global or weak binding, default or protected visibility) is contained in ours;
@@ -191,7 +192,7 @@ def check_elf(pair: WheelPair, full: bool = False) -> LayerResult:
     """
     res = LayerResult(1)
     targets = _targets(pair)
-    skipped = 0
+    skipped = removed = 0
 
     def facts(which: str, member_name: str, symbols: bool = True) -> ElfFacts | None:
         try:
@@ -204,7 +205,10 @@ def check_elf(pair: WheelPair, full: bool = False) -> LayerResult:
         member = pair.up.get(name)
         assert member is not None
         if pair.new.get(name) is None:
-            continue  # layer 0 reports the removal
+            res.add(INCOMPATIBLE, "elf-object-removed", "upstream shared object missing from the combined wheel",
+                    name)
+            removed += 1
+            continue
         if not full and pair.raw_identical(member):
             skipped += 1
             continue
@@ -224,7 +228,8 @@ def check_elf(pair: WheelPair, full: bool = False) -> LayerResult:
             if new is not None:
                 _check_backend_object(name, new, upstream_max, glibc_tag, res)
     res.notes.append(f"{len(targets)} upstream shared object(s): {skipped} byte-identical (not parsed), "
-                     f"{len(targets) - skipped} compared; {len(added)} backend object(s)")
+                     f"{len(targets) - skipped - removed} compared, {removed} removed; {len(added)} backend "
+                     "object(s)")
     return res
 
 
