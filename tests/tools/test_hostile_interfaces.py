@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """Hostile and careless input to the native interface check (``scripts/check_native_interfaces.py``): one wheel
-given twice, a combined wheel hiding a second copy of a file, a removed shared object seen by layer 1 alone, bad
-reviewed-changes files, a missing interpreter. Every refusal is one line with the documented exit status, and the
-check's cache (``$CATCH_CACHE``) is left as it was."""
+given twice, a combined wheel hiding a second copy of a file, a removed shared object seen by layer 1 alone,
+non-UTF-8 metadata and reviewed-changes files, a missing interpreter. Every refusal is one line with the documented
+exit status, and the check's cache (``$CATCH_CACHE``) is left as it was."""
 
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ COMMIT = "cf30153c4c131c8164ee7798e5022d810682e2cb"
 PIN = Pin("https://github.com/pytorch/pytorch.git", "v2.13.0", COMMIT, "2.13.0+cpu", 1)
 REPO = Path(__file__).resolve().parents[2]
 LIB = "torch/lib/libfake.so"
+UP_DI = "torch-2.13.0+cpu.dist-info"
+DI = "torch-2.13.0+cpu.catch1.dist-info"
 
 
 @pytest.fixture(scope="module")
@@ -108,6 +110,15 @@ def replaced(src: Path, dst: Path, changes: Mapping[str, bytes | None]) -> Path:
     return edit_wheel(src, dst, dict(changes))
 
 
+def with_raw_member(src: Path, dst: Path, name: str, data: bytes) -> Path:
+    """``dst`` = ``src`` with member ``name``'s bytes replaced as given (no RECORD regeneration)."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
+        for info in zin.infolist():
+            zout.writestr(info, data if info.filename == name else zin.read(info))
+    return dst
+
+
 # --- the same wheel twice ---
 
 def test_same_path_twice_is_refused(wheels: tuple[Path, Path, Path], cache: Path) -> None:
@@ -171,6 +182,30 @@ def test_layer_1_count_of_compared_objects(wheels: tuple[Path, Path, Path], cach
     report = run_check(wheels[0], wheels[1], (1,), runtime=False)
     assert report.exit_code == 0, report.to_json()
     assert "1 byte-identical (not parsed), 0 compared, 0 removed" in " ".join(report.layers[0].notes)
+
+
+# --- non-UTF-8 metadata in either wheel ---
+
+@pytest.mark.parametrize(("which", "member"), [("upstream", "METADATA"), ("upstream", "WHEEL"),
+                                                ("combined", "METADATA"), ("combined", "RECORD")])
+def test_non_utf8_metadata_is_one_line_naming_wheel_and_member(wheels: tuple[Path, Path, Path], cache: Path,
+                                                               tmp_path: Path, which: str, member: str) -> None:
+    src = wheels[0] if which == "upstream" else wheels[1]
+    di = UP_DI if which == "upstream" else DI
+    with zipfile.ZipFile(src) as zf:
+        text = zf.read(f"{di}/{member}")
+    lines = text.splitlines(keepends=True)
+    if member == "RECORD":  # RECORD's own bytes: written as given
+        data = b"".join(lines[:2]) + b"torch/caf\xe9.py,,\n" + b"".join(lines[2:])
+        bad = with_raw_member(src, tmp_path / "bad" / src.name, f"{di}/RECORD", data)
+    else:
+        data = b"".join(lines[:2]) + b"Summary: caf\xe9\n" + b"".join(lines[2:])
+        bad = replaced(src, tmp_path / "bad" / src.name, {f"{di}/{member}": data})
+    up, new = (bad, wheels[1]) if which == "upstream" else (wheels[0], bad)
+    before = checksum(cache)
+    proc = check_cli(up, new, "--layers", "0,3", cache=cache)
+    assert f"{bad}!{di}/{member}:3: " in one_line_error(proc, 1)
+    assert checksum(cache) == before
 
 
 # --- the reviewed-changes file and the interpreter ---

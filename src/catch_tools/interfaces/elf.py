@@ -36,7 +36,7 @@ from elftools.elf.sections import SymbolTableSection
 from catch_tools.interfaces.files import BACKEND_PREFIXES, is_shared_object
 from catch_tools.interfaces.pair import WheelPair
 from catch_tools.interfaces.report import ERROR, INCOMPATIBLE, REVIEW, LayerResult
-from catch_tools.wheel.metadata import metadata_field
+from catch_tools.wheel.metadata import member_text, metadata_field
 
 _FAMILIES = ("GLIBC", "GLIBCXX", "CXXABI")
 _VERSION = re.compile(r"^(GLIBC|GLIBCXX|CXXABI)_(\d+(?:\.\d+)*)$")
@@ -158,7 +158,8 @@ def _targets(pair: WheelPair) -> list[str]:
 
 
 def _max_glibc_from_tags(pair: WheelPair) -> tuple[int, ...] | None:
-    wheel = pair.up.read(f"{pair.up_di}/WHEEL").decode("utf-8") if pair.up.get(f"{pair.up_di}/WHEEL") else ""
+    name = f"{pair.up_di}/WHEEL"
+    wheel = member_text(pair.up, name, exit_code=1) if pair.up.get(name) else ""
     found = [version_key(f"{m.group(1)}.{m.group(2)}") for tag in metadata_field(wheel, "Tag")
              if (m := re.search(r"manylinux_(\d+)_(\d+)_", tag))]
     return min(found) if found else None
