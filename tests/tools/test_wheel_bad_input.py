@@ -187,7 +187,9 @@ def test_partial_of_a_killed_build_is_removed_by_the_next(tmp_path: Path) -> Non
     out.mkdir()
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
                           check=True).stdout.strip()
-    stale = out / f".torch-2.13.0+cpu.catch1-cp311-cp311-manylinux_2_28_x86_64.whl.{dead}.partial"
+    stale = out / f".catch-build-{dead}-k3j2h1x9" / "torch-2.13.0+cpu.catch1-cp311-cp311-manylinux_2_28_x86_64.whl"
+    stale = stale.with_name(stale.name + ".partial")
+    stale.parent.mkdir()
     stale.write_bytes(b"half a wheel")
     result = build_overlay(upstream_wheel=fake_torch_wheel(tmp_path / "up", "2.13.0+cpu", COMMIT),
                            backend_wheel=fake_backend_wheel(tmp_path / "be"), series_dir=series(tmp_path / "p"),

@@ -45,19 +45,35 @@ def load_acceptances(path: Path) -> list[Acceptance]:
     """Read the reviewed-changes file.
 
     Raises:
-        UserError: missing file, TOML error (with line), an entry without ``code``/``reason`` or with unknown keys.
+        UserError (exit code 2): missing file, not a regular file, not UTF-8 or a TOML error (with line),
+            ``accept`` not an array of tables, an entry without ``code``/``reason`` or with unknown keys.
     """
+    if path.exists() and not path.is_file():
+        what = "is a directory" if path.is_dir() else "is not a regular file"
+        raise UserError(f"{what}, expected the reviewed-changes TOML file", path=path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise UserError("reviewed-changes file not found (the default is patches/interfaces-reviewed.toml)",
                         path=path) from None
-    except IsADirectoryError:
-        raise UserError("is a directory, expected the reviewed-changes TOML file", path=path) from None
+    except OSError as err:
+        raise UserError(f"cannot read the reviewed-changes file: {err.strerror}", path=path) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:  # TOML files are UTF-8 (TOML 1.0, "Spec")
+        raise UserError(f"not UTF-8 (byte 0x{raw[err.start]:02x}): TOML files must be UTF-8", path=path,
+                        line=raw.count(b"\n", 0, err.start) + 1) from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise toml_error(err, path) from None
+    entries = data.get("accept", [])
+    if not isinstance(entries, list):
+        raise UserError("accept must be an array of tables ([[accept]] entries)", path=path)
     out = []
-    for number, entry in enumerate(data.get("accept", []), start=1):
+    for number, entry in enumerate(entries, start=1):
+        if not isinstance(entry, dict):
+            raise UserError(f"[[accept]] entry {number} must be a table, got {type(entry).__name__}", path=path)
         unknown = set(entry) - {"code", "reason", "path", "match"}
         if unknown or not entry.get("code") or not entry.get("reason"):
             raise UserError(f"[[accept]] entry {number} needs code and reason and nothing else "

@@ -20,10 +20,26 @@ from catch_tools.interfaces.pyapi import check_api
 from catch_tools.interfaces.report import LayerResult, Report
 from catch_tools.interfaces.schemas import BACKEND_NAMESPACES, BACKEND_PACKAGE, Probes, check_schemas, runtime_facts
 from catch_tools.progress import Reporter
+from catch_tools.wheel.metadata import member_text
 
 ALL_LAYERS = (0, 1, 2, 3)
 #: What each layer compares (progress lines).
 LAYER_NAMES = {0: "files and metadata", 1: "ELF symbols", 2: "operator schemas", 3: "Python API"}
+#: ``.dist-info`` files the layers read as text.
+TEXT_METADATA = ("METADATA", "WHEEL", "RECORD", "entry_points.txt")
+
+
+def check_metadata_text(pair: WheelPair) -> None:
+    """Refuse, before any layer runs, a wheel whose :data:`TEXT_METADATA` files are not UTF-8.
+
+    Raises:
+        UserError (exit code 1): one line naming the wheel, the member and the line (see
+            :func:`catch_tools.wheel.metadata.member_text`).
+    """
+    for reader, dist_info in ((pair.up, pair.up_di), (pair.new, pair.new_di)):
+        for rel in TEXT_METADATA:
+            if reader.get(f"{dist_info}/{rel}") is not None:
+                member_text(reader, f"{dist_info}/{rel}", exit_code=1)
 
 
 def run_check(upstream: Path, combined: Path, layers: Iterable[int] = ALL_LAYERS, *, python: str | None = None,
@@ -35,10 +51,11 @@ def run_check(upstream: Path, combined: Path, layers: Iterable[int] = ALL_LAYERS
     (:mod:`catch_tools.progress`) is told each layer as it starts and ends.
 
     Raises:
-        UserError (exit code 1): a wheel cannot be opened.
+        UserError (exit code 1): a wheel cannot be opened, or its metadata is not UTF-8 text.
     """
     report = Report(str(upstream), str(combined))
     with WheelPair(upstream, combined, cache=cache) as pair:
+        check_metadata_text(pair)
         probes = Probes(pair, python)
         try:
             wanted = set(layers)

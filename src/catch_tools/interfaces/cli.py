@@ -6,12 +6,16 @@
 Without ``UPSTREAM.whl`` the pinned upstream wheel is used (``patches/manifest.toml``; cached pip download).
 
 Exit status: OR of 1 (error: a layer could not run), 4 (change needing review), 8 (incompatible change); 0 when the
-combined wheel keeps every upstream interface. Unreadable wheels exit 1 with one line on stderr.
+combined wheel keeps every upstream interface. Unreadable wheels exit 1 with one line on stderr; a bad command line
+(two paths to the same file, an interpreter that does not exist) or reviewed-changes file exits 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import filecmp
+import os
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,6 +40,39 @@ def _layers(text: str) -> list[int]:
     if not layers or any(x not in ALL_LAYERS for x in layers):
         raise argparse.ArgumentTypeError(f"layers must be a comma-separated subset of 0,1,2,3, got {text!r}")
     return layers
+
+
+def refuse_same_file(upstream: Path, combined: Path) -> None:
+    """Refuse two paths to one wheel: the same file (same path, a symlink or a hard link: equal ``st_dev`` and
+    ``st_ino``, as :func:`os.path.samefile`) or two copies of the same bytes. Comparing a wheel with itself passes by
+    construction, so a check fed the same wheel twice must not pass.
+
+    Raises:
+        UserError (exit code 2): one line naming both paths.
+    """
+    a, b = upstream.stat(), combined.stat()
+    if (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino):
+        same = "is the same file as"
+    elif a.st_size == b.st_size and filecmp.cmp(upstream, combined, shallow=False):
+        same = "has the same bytes as"
+    else:
+        return
+    raise UserError(f"{same} the upstream wheel {upstream}: a wheel compared with itself passes by construction; "
+                    "pass the upstream wheel, then the combined one", path=combined)
+
+
+def _python(text: str) -> str:
+    """``text``, once it names an executable the probes can start (a path, or a name on ``PATH``, as ``subprocess``
+    finds it: :func:`shutil.which`).
+
+    Raises:
+        UserError (exit code 2): no such executable.
+    """
+    found = shutil.which(text)
+    if found is None:
+        what = "is not an executable file" if os.path.exists(text) else "interpreter not found"
+        raise UserError(f"{what} (--python)", path=text)
+    return text
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -82,12 +119,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not path.is_file():
             raise UserError("wheel not found (build it with scripts/build_wheel.py, or check the path)", path=path,
                             exit_code=1)
-    if upstream.resolve() == combined.resolve():
-        print(f"note: comparing {combined} with itself: every interface is unchanged by construction; pass the "
-              "upstream wheel first to compare two different wheels", file=sys.stderr)
+    python = _python(args.python) if args.python else None
     accepted = load_acceptances(args.accept) if args.accept else []
+    refuse_same_file(upstream, combined)
     with progress("interface check") as shown:
-        report = run_check(upstream, combined, args.layers, python=args.python,
+        report = run_check(upstream, combined, args.layers, python=python,
                            namespaces=tuple(args.namespaces or BACKEND_NAMESPACES), full_elf=args.full_elf,
                            full_api=args.full_api, runtime=not args.no_runtime, cache=not args.no_cache,
                            progress=shown)

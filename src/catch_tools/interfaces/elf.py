@@ -6,6 +6,7 @@
 For every upstream ``torch/lib/*.so*`` and ``torch/_C*.so`` (the simple and robust subset of what libabigail's
 ``abidiff`` checks, which on stripped objects sees only added and removed ELF symbols):
 
+- the object is still in the combined wheel (layer 1 reports a removed object itself, so it stands alone);
 - ``DT_SONAME``, ``DT_NEEDED`` (in order), ``DT_RUNPATH`` and ``DT_RPATH`` equal;
 - the upstream set of *defined* dynamic symbols with their version (``name@VERSION`` from ``.gnu.version`` /
   ``.gnu.version_d``; global or weak binding, default or protected visibility) is contained in ours;
@@ -35,7 +36,7 @@ from elftools.elf.sections import SymbolTableSection
 from catch_tools.interfaces.files import BACKEND_PREFIXES, is_shared_object
 from catch_tools.interfaces.pair import WheelPair
 from catch_tools.interfaces.report import ERROR, INCOMPATIBLE, REVIEW, LayerResult
-from catch_tools.wheel.metadata import metadata_field
+from catch_tools.wheel.metadata import member_text, metadata_field
 
 _FAMILIES = ("GLIBC", "GLIBCXX", "CXXABI")
 _VERSION = re.compile(r"^(GLIBC|GLIBCXX|CXXABI)_(\d+(?:\.\d+)*)$")
@@ -157,7 +158,8 @@ def _targets(pair: WheelPair) -> list[str]:
 
 
 def _max_glibc_from_tags(pair: WheelPair) -> tuple[int, ...] | None:
-    wheel = pair.up.read(f"{pair.up_di}/WHEEL").decode("utf-8") if pair.up.get(f"{pair.up_di}/WHEEL") else ""
+    name = f"{pair.up_di}/WHEEL"
+    wheel = member_text(pair.up, name, exit_code=1) if pair.up.get(name) else ""
     found = [version_key(f"{m.group(1)}.{m.group(2)}") for tag in metadata_field(wheel, "Tag")
              if (m := re.search(r"manylinux_(\d+)_(\d+)_", tag))]
     return min(found) if found else None
@@ -191,7 +193,7 @@ def check_elf(pair: WheelPair, full: bool = False) -> LayerResult:
     """
     res = LayerResult(1)
     targets = _targets(pair)
-    skipped = 0
+    skipped = removed = 0
 
     def facts(which: str, member_name: str, symbols: bool = True) -> ElfFacts | None:
         try:
@@ -204,7 +206,10 @@ def check_elf(pair: WheelPair, full: bool = False) -> LayerResult:
         member = pair.up.get(name)
         assert member is not None
         if pair.new.get(name) is None:
-            continue  # layer 0 reports the removal
+            res.add(INCOMPATIBLE, "elf-object-removed", "upstream shared object missing from the combined wheel",
+                    name)
+            removed += 1
+            continue
         if not full and pair.raw_identical(member):
             skipped += 1
             continue
@@ -224,7 +229,8 @@ def check_elf(pair: WheelPair, full: bool = False) -> LayerResult:
             if new is not None:
                 _check_backend_object(name, new, upstream_max, glibc_tag, res)
     res.notes.append(f"{len(targets)} upstream shared object(s): {skipped} byte-identical (not parsed), "
-                     f"{len(targets) - skipped} compared; {len(added)} backend object(s)")
+                     f"{len(targets) - skipped - removed} compared, {removed} removed; {len(added)} backend "
+                     "object(s)")
     return res
 
 

@@ -20,7 +20,7 @@ import configparser
 
 from catch_tools.interfaces.pair import WheelPair
 from catch_tools.interfaces.report import INCOMPATIBLE, REVIEW, LayerResult
-from catch_tools.wheel.metadata import backend_extras, metadata_field
+from catch_tools.wheel.metadata import backend_extras, member_text, metadata_field
 from catch_tools.wheel.record import is_unhashed, parse_record, record_digest
 from catch_tools.wheel.zipraw import RawZipReader
 
@@ -45,12 +45,12 @@ def _wheel_fields(pair: WheelPair, which: str) -> dict[str, list[str]]:
     Upstream's own extras must keep their names and requirements.
     """
     reader, di = (pair.up, pair.up_di) if which == "upstream" else (pair.new, pair.new_di)
-    wheel = reader.read(f"{di}/WHEEL").decode("utf-8") if reader.get(f"{di}/WHEEL") else ""
-    meta = reader.read(f"{di}/METADATA").decode("utf-8")
+    wheel = member_text(reader, f"{di}/WHEEL", exit_code=1) if reader.get(f"{di}/WHEEL") else ""
+    meta = member_text(reader, f"{di}/METADATA", exit_code=1)
     requires = metadata_field(meta, "Requires-Dist")
     extras = set(metadata_field(meta, "Provides-Extra"))
     if which != "upstream":
-        up_meta = pair.up.read(f"{pair.up_di}/METADATA").decode("utf-8")
+        up_meta = member_text(pair.up, f"{pair.up_di}/METADATA", exit_code=1)
         up_extras = set(metadata_field(up_meta, "Provides-Extra"))
         added = extras - up_extras
         requires = [r for r in requires if not any(r in lines for name, lines in backend_extras(meta).items()
@@ -122,7 +122,7 @@ def _entry_points(reader: RawZipReader, dist_info: str) -> set[tuple[str, str, s
     parser = configparser.ConfigParser(delimiters=("=",), interpolation=None)
     parser.optionxform = str  # type: ignore[assignment,method-assign]  # names are case-sensitive
     try:
-        parser.read_string(reader.read(name).decode("utf-8"), source=name)
+        parser.read_string(member_text(reader, name, exit_code=1), source=name)
     except configparser.Error:
         return {("?", "unparsable", name)}
     return {(group, key, value) for group in parser.sections() for key, value in parser[group].items()}
@@ -142,9 +142,10 @@ def _check_record(pair: WheelPair, res: LayerResult) -> None:
     if pair.new.get(record) is None:
         res.add(INCOMPATIBLE, "record-missing", "combined wheel has no RECORD", record)
         return
-    rows = parse_record(pair.new.read(record).decode("utf-8"), record)
+    rows = parse_record(member_text(pair.new, record, exit_code=1), f"{pair.new.path}!{record}")
     up_record = f"{pair.up_di}/RECORD"
-    up_rows = parse_record(pair.up.read(up_record).decode("utf-8"), up_record) if pair.up.get(up_record) else {}
+    up_rows = (parse_record(member_text(pair.up, up_record, exit_code=1), f"{pair.up.path}!{up_record}")
+               if pair.up.get(up_record) else {})
     up_by_new = {pair.counterpart(m.name): m for m in pair.up.members}
     listed = set()
     for member in pair.new.members:

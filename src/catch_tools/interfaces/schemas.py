@@ -141,6 +141,8 @@ class Probes:
                                   check=False)
         except subprocess.TimeoutExpired:
             raise ProbeError(f"probe of the {which} wheel timed out after {PROBE_TIMEOUT_S} s") from None
+        except OSError as err:
+            raise ProbeError(f"probe of the {which} wheel could not start {self.python}: {err.strerror}") from None
         if proc.returncode != 0 or not out.is_file():
             lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
             raise ProbeError(f"probe of the {which} wheel ({mode}) failed: {lines[-1] if lines else 'no output'}")

@@ -3,11 +3,13 @@
 
 """Validation of the two input wheels of the combined build: upstream torch (against the pin) and Catch (torch_mlu).
 
-Rules: the upstream wheel's file-name version and METADATA ``Version`` must equal the pin's ``wheel_version``
-(PEP 440 comparison) and ``torch/version.py``'s ``git_version`` the pin's commit; the backend wheel must be
-``torch_mlu``, carry only ``torch_mlu/`` besides its ``.dist-info``, declare a ``[torch.backends]`` entry point (the
-group PyTorch >= 2.5 autoloads on ``import torch``), be installable wherever the upstream wheel is (same interpreter and
-ABI, or ``py3``/``none``/``abi3``; same CPU architecture or ``any``), and require nothing torch does not.
+Rules: both wheels must be what their file names say (name, version and tags agree with ``WHEEL`` and METADATA:
+:func:`catch_tools.wheel.metadata.check_wheel_identity`); the upstream wheel's file-name version and METADATA
+``Version`` must equal the pin's ``wheel_version`` (PEP 440 comparison) and ``torch/version.py``'s ``git_version`` the
+pin's commit; the backend wheel must be ``torch_mlu``, carry only ``torch_mlu/`` besides its ``.dist-info``, declare a
+``[torch.backends]`` entry point (the group PyTorch >= 2.5 autoloads on ``import torch``), be installable wherever the
+upstream wheel is (same interpreter and ABI, or ``py3``/``none``/``abi3``; same CPU architecture or ``any``), and
+require nothing torch does not.
 """
 
 from __future__ import annotations
@@ -21,7 +23,13 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
 from catch_tools.errors import UserError
-from catch_tools.wheel.metadata import GIT_VERSION_PY, metadata_field, split_wheel_filename
+from catch_tools.wheel.metadata import (
+    GIT_VERSION_PY,
+    check_wheel_identity,
+    member_text,
+    metadata_field,
+    split_wheel_filename,
+)
 from catch_tools.wheel.record import RecordRow, read_rows, verify_wheel
 from catch_tools.wheel.zipraw import RawMember, RawZipReader
 
@@ -48,15 +56,21 @@ class WheelInfo:
         return found
 
     def text(self, relpath: str) -> str:
-        """A dist-info file as text."""
-        return self.reader.read(self.member(relpath)).decode("utf-8")
+        """A dist-info file as text (UserError if absent or not UTF-8)."""
+        return member_text(self.reader, self.member(relpath).name)
 
 
 def open_wheel(reader: RawZipReader, *, verify_cache: bool = True, hash_members: bool = True) -> WheelInfo:
-    """Parse the file name, find ``{name}-{version}.dist-info`` and verify RECORD (see :func:`verify_wheel`).
+    """Check the wheel is what its file name says (:func:`check_wheel_identity`), find its
+    ``{name}-{version}.dist-info`` and verify RECORD (see :func:`verify_wheel`).
 
     ``hash_members=False`` checks only RECORD's listing; the caller must then run :func:`verify_rows` itself.
+
+    Raises:
+        UserError: a wheel whose file name, ``WHEEL`` and METADATA disagree, non-UTF-8 metadata, or a RECORD that
+            does not match the members.
     """
+    check_wheel_identity(reader)
     name, version, tags = split_wheel_filename(reader.path.name)
     dist_info = f"{name}-{version}.dist-info"
     if reader.get(f"{dist_info}/METADATA") is None:
@@ -88,7 +102,7 @@ def check_upstream(info: WheelInfo, wheel_version: str, commit: str | None) -> N
     version_py = info.reader.get("torch/version.py")
     if version_py is None:
         raise UserError("upstream wheel has no torch/version.py", path=where)
-    match = GIT_VERSION_PY.search(info.reader.read(version_py).decode("utf-8"))
+    match = GIT_VERSION_PY.search(member_text(info.reader, version_py.name))
     found = match.group(1) if match else "none"
     if found != commit:
         raise UserError(f"upstream wheel was built from commit {found}, the pin is {commit}", path=where)

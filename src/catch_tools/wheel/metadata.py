@@ -1,9 +1,10 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Edits of the torch wheel's metadata for the combined wheel: version, entry points, ``torch/version.py``.
+"""Wheel metadata: reading it as text, checking a wheel is what its file name says (:func:`check_wheel_identity`),
+and the combined wheel's edits of torch's metadata (version, entry points, ``torch/version.py``).
 
-Each function takes and returns text so it can be tested on its own. Rules: METADATA is an email-style header block
+Each edit takes and returns text so it can be tested on its own. Rules: METADATA is an email-style header block
 (core metadata spec, "Version" field); ``entry_points.txt`` is the INI format of the entry points spec (groups in
 ``[brackets]``, ``name = module:attr``); the wheel file name is ``{name}-{version}-{python}-{abi}-{platform}.whl``
 (binary distribution format spec) and the ``.dist-info`` directory is ``{name}-{version}.dist-info``.
@@ -13,10 +14,16 @@ from __future__ import annotations
 
 import configparser
 import re
+from typing import TYPE_CHECKING
 
-from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+from packaging.tags import Tag, parse_tag
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
 
 from catch_tools.errors import UserError
+
+if TYPE_CHECKING:
+    from catch_tools.wheel.zipraw import RawZipReader
 
 _VERSION_PY = re.compile(r"""^__version__\s*=\s*['"][^'"]*['"]\s*$""", re.MULTILINE)
 _ALL_PY = re.compile(r"""^(__all__\s*=\s*\[)([^\]]*)\]""", re.MULTILINE)
@@ -36,6 +43,107 @@ def split_wheel_filename(filename: str) -> tuple[str, str, str]:
         raise UserError(f"not a wheel file name: {err}", path=filename) from None
     parts = filename[: -len(".whl")].split("-")
     return parts[0], parts[1], "-".join(parts[2:])
+
+
+def member_text(reader: RawZipReader, name: str, *, exit_code: int = 2) -> str:
+    """Member ``name`` of ``reader`` as UTF-8 text (the encoding of METADATA, WHEEL, RECORD and entry points: core
+    metadata spec and binary distribution format spec).
+
+    Raises:
+        UserError: no such member, corrupt data, or bytes that are not UTF-8 (one line naming ``wheel!member`` and
+            the 1-based line of the first bad byte); its exit code is ``exit_code``.
+    """
+    try:
+        data = reader.read(name)
+    except UserError as err:
+        err.exit_code = exit_code
+        raise
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise UserError(f"not UTF-8 text (byte 0x{data[err.start]:02x}): wheel metadata must be UTF-8",
+                        path=f"{reader.path}!{name}", line=data.count(b"\n", 0, err.start) + 1,
+                        exit_code=exit_code) from None
+
+
+def _dist_info_dir(reader: RawZipReader) -> str:
+    """The one top-level ``*.dist-info`` directory of the wheel (binary distribution format spec: exactly one)."""
+    found = sorted({m.name.split("/", 1)[0] for m in reader.members
+                    if "/" in m.name and m.name.split("/", 1)[0].endswith(".dist-info")})
+    if len(found) != 1:
+        what = "no .dist-info directory" if not found else f"{len(found)} .dist-info directories ({', '.join(found)})"
+        raise UserError(f"wheel has {what}; a wheel has exactly one", path=reader.path)
+    return found[0]
+
+
+def check_wheel_identity(reader: RawZipReader) -> None:
+    """Refuse a wheel that is not what its file name says (e.g. a cp311 wheel renamed to cp312).
+
+    Rules (binary distribution format spec, PEP 427 and PEP 491; names compared normalized with packaging's
+    ``canonicalize_name``, versions as PEP 440 versions, tags as sets with compressed tag sets expanded by
+    ``packaging.tags.parse_tag``):
+
+    - the file name is a wheel name (``packaging.utils.parse_wheel_filename``);
+    - the wheel has exactly one top-level ``{name}-{version}.dist-info`` directory, with the file name's name and
+      version;
+    - its ``WHEEL`` has ``Wheel-Version`` 1.x (PEP 427: an installer must refuse a newer major version), ``Tag``
+      lines giving exactly the file name's tags, and a ``Build`` field equal to the file name's build tag (both
+      absent, or both the same);
+    - its ``METADATA`` ``Name`` and ``Version`` are the file name's.
+
+    Raises:
+        UserError: the first rule broken, one line naming the wheel (and the member); non-UTF-8 metadata (see
+            :func:`member_text`).
+    """
+    where = reader.path
+    try:
+        name, version, build, tags = parse_wheel_filename(where.name)
+    except InvalidWheelFilename as err:
+        raise UserError(f"not a wheel file name: {err}", path=where) from None
+    dist_info = _dist_info_dir(reader)
+    di_name, _sep, di_version = dist_info[: -len(".dist-info")].rpartition("-")
+    if canonicalize_name(di_name) != name or _version_or_none(di_version) != version:
+        raise UserError(f"the wheel's {dist_info} is not the file name's {name} {version}", path=where)
+    for rel in ("WHEEL", "METADATA"):
+        if reader.get(f"{dist_info}/{rel}") is None:
+            raise UserError(f"wheel has no {dist_info}/{rel}", path=where)
+    wheel_at = f"{where}!{dist_info}/WHEEL"
+    wheel = member_text(reader, f"{dist_info}/WHEEL")
+    wheel_version = metadata_field(wheel, "Wheel-Version")
+    if not wheel_version or wheel_version[0].split(".", 1)[0] != "1":
+        raise UserError(f"Wheel-Version {wheel_version[0] if wheel_version else '(missing)'} is not 1.x "
+                        "(PEP 427: only major version 1 exists)", path=wheel_at)
+    wheel_tags: set[Tag] = set()
+    for text in metadata_field(wheel, "Tag"):
+        try:
+            wheel_tags |= parse_tag(text)
+        except ValueError:
+            raise UserError(f"not a wheel tag: Tag: {text}", path=wheel_at) from None
+    if wheel_tags != set(tags):
+        shown = ".".join(sorted(str(t) for t in wheel_tags)) or "no Tag"
+        raise UserError(f"the file name says {'.'.join(sorted(str(t) for t in tags))} but WHEEL says {shown} "
+                        "(a renamed wheel?)", path=wheel_at)
+    name_build = where.name[: -len(".whl")].split("-")[2] if build else None
+    wheel_build = metadata_field(wheel, "Build")
+    if (wheel_build[0] if wheel_build else None) != name_build:
+        raise UserError(f"the file name's build tag {name_build or '(none)'} differs from WHEEL's Build "
+                        f"{wheel_build[0] if wheel_build else '(none)'}", path=wheel_at)
+    meta_at = f"{where}!{dist_info}/METADATA"
+    meta = member_text(reader, f"{dist_info}/METADATA")
+    meta_name, meta_version = metadata_field(meta, "Name"), metadata_field(meta, "Version")
+    if not meta_name or canonicalize_name(meta_name[0]) != name:
+        raise UserError(f"METADATA Name {meta_name[0] if meta_name else '(missing)'} is not the file name's {name}",
+                        path=meta_at)
+    if not meta_version or _version_or_none(meta_version[0]) != version:
+        raise UserError(f"METADATA Version {meta_version[0] if meta_version else '(missing)'} is not the file "
+                        f"name's {version}", path=meta_at)
+
+
+def _version_or_none(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
 
 
 def combined_filename(upstream_filename: str, version: str) -> str:

@@ -15,7 +15,9 @@ mode of the file they replace); new members come in sorted order; deflate level 
 from __future__ import annotations
 
 import calendar
+import contextlib
 import os
+import re
 import tempfile
 import time
 from collections.abc import Callable
@@ -32,6 +34,7 @@ from catch_tools.wheel.metadata import (
     add_top_level,
     backend_extras,
     combined_filename,
+    member_text,
     merge_entry_points,
     set_metadata_version,
     set_version_py,
@@ -40,6 +43,11 @@ from catch_tools.wheel.record import RecordRow, format_record, is_unhashed, reco
 from catch_tools.wheel.zipraw import DateTime, RawZipReader, RawZipWriter, dos_datetime, open_writer
 
 VERSION_PY = "torch/version.py"
+#: Prefix of the build's work directory in the output directory: ``.catch-build-<pid>-<random>/`` holds the wheel
+#: being written (``<wheel>.partial``) until it is renamed into place.
+WORK_PREFIX = ".catch-build-"
+#: The pid, then :func:`tempfile.mkdtemp`'s 8 random characters (``[a-z0-9_]``).
+_WORK_DIR = re.compile(rf"^{re.escape(WORK_PREFIX)}(\d+)-[a-z0-9_]{{8}}$")
 
 
 @dataclass
@@ -95,24 +103,57 @@ def _series_changes(upstream: WheelInfo, series_dir: Path) -> dict[str, bytes | 
     return changes
 
 
-def remove_stale_partials(out_dir: Path) -> list[Path]:
-    """Delete ``.<wheel>.<pid>.partial`` files of builds that died (``kill -9``: no cleanup ran); return them.
+def check_output_dir(out_dir: Path) -> None:
+    """Refuse an output directory that is, or is below, something other than a directory (checked before any work).
 
-    A partial whose pid is still alive belongs to a concurrent build and is kept.
+    Raises:
+        UserError: ``out_dir`` or one of its existing ancestors is a file (or another non-directory).
+    """
+    for path in (out_dir, *out_dir.parents):
+        if path.exists():
+            if not path.is_dir():
+                raise UserError("is not a directory, expected the output directory (--out DIR)", path=path)
+            return
+
+
+def _make_output_dir(out_dir: Path) -> None:
+    check_output_dir(out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UserError(f"cannot create the output directory: {err.strerror}", path=out_dir) from None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_stale_partials(out_dir: Path) -> list[Path]:
+    """Delete the work directories of builds that died (``kill -9``: no cleanup ran); return them.
+
+    Only directories named like the ones :func:`build_overlay` makes (``.catch-build-<pid>-<random>``, from
+    :func:`tempfile.mkdtemp`) whose pid is no longer alive are touched, and in them only ``*.whl.partial`` files; a
+    directory still holding anything else after that is kept. Nothing else in ``out_dir`` is ever deleted.
     """
     removed = []
-    for path in out_dir.glob(".*.partial"):
-        try:
-            pid = int(path.name.rsplit(".", 2)[-2])
-        except ValueError:
+    for path in out_dir.glob(f"{WORK_PREFIX}*"):
+        match = _WORK_DIR.match(path.name)
+        if match is None or path.is_symlink() or not path.is_dir() or _alive(int(match.group(1))):
             continue
+        for partial in path.glob("*.whl.partial"):
+            if partial.is_file() and not partial.is_symlink():
+                partial.unlink(missing_ok=True)
         try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            path.unlink(missing_ok=True)
-            removed.append(path)
-        except PermissionError:
+            path.rmdir()
+        except OSError:  # not ours after all, or not empty: keep it
             continue
+        removed.append(path)
     return removed
 
 
@@ -137,8 +178,8 @@ class _Output:
         row = src.rows[path]
         self.rows.append(RecordRow(name or path, row.digest, row.size))
 
-    def add(self, name: str, data: bytes, mode: int = 0o644) -> None:
-        self.writer.add(name, data, self.stamp, mode)
+    def add(self, name: str, data: bytes, mode: int = 0o644, *, source: str | Path) -> None:
+        self.writer.add(name, data, self.stamp, mode, source=source)
         self.rows.append(RecordRow(name, record_digest(data), len(data)))
         self.written.append(name)
 
@@ -165,23 +206,28 @@ def build_overlay(
     ``torch/version.py``), then files the series adds, then ``torch_mlu/`` (raw copies), then the renamed
     ``.dist-info`` (METADATA version, merged ``entry_points.txt``, ``top_level.txt``, RECORD last). The wheel is
     written under a temporary name in ``out_dir`` and renamed only when everything, the input verification
-    included, succeeded: on any error nothing is left in ``out_dir``.
+    included, succeeded: on any error nothing is left in ``out_dir``. That temporary name is ``<wheel>.partial`` in a
+    work directory of this build (``.catch-build-<pid>-<random>/``, see :func:`remove_stale_partials`).
 
     Raises:
         UserError: any bad input (see :mod:`catch_tools.wheel.inputs`, :mod:`catch_tools.wheel.record`), a native
-            patch (from the engine), an output that would need ZIP64.
+            patch (from the engine), an output that would need ZIP64, an output directory that is a file.
     """
     say = progress or (lambda _msg: None)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     version = pin.combined_version
-    out_dir.mkdir(parents=True, exist_ok=True)
+    _make_output_dir(out_dir)
     remove_stale_partials(out_dir)
     final = out_dir / combined_filename(upstream_wheel.name, version)
-    partial = out_dir / f".{final.name}.{os.getpid()}.partial"
+    work = Path(tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{os.getpid()}-", dir=out_dir))
+    partial = work / f"{final.name}.partial"
     # exit order: the pool (waits for the verification thread) closes before the readers it uses
-    with RawZipReader(upstream_wheel) as up_reader, RawZipReader(backend_wheel) as be_reader, \
-            ThreadPoolExecutor(max_workers=1) as pool:
+    with contextlib.ExitStack() as cleanup:
+        cleanup.callback(_remove_work_dir, work, partial)
+        up_reader = cleanup.enter_context(RawZipReader(upstream_wheel))
+        be_reader = cleanup.enter_context(RawZipReader(backend_wheel))
+        pool = cleanup.enter_context(ThreadPoolExecutor(max_workers=1))
         upstream = open_wheel(up_reader, verify_cache=verify_cache, hash_members=False)
         check_upstream(upstream, pin.wheel_version, pin.commit if expected_commit == "pin" else expected_commit)
         say(f"verifying {upstream_wheel.name} while writing {final.name}")
@@ -194,14 +240,20 @@ def build_overlay(
             verification.result()
             timings["verify_wait"] = time.perf_counter() - t_wait
             partial.replace(final)
-        except BaseException as err:
-            partial.unlink(missing_ok=True)
+        except BaseException as err:  # the work directory and the partial wheel go with the exit stack
             failed = verification.exception()
             if isinstance(failed, UserError) and failed is not err:
                 raise failed from None
             raise
     timings["total"] = time.perf_counter() - t0
     return result
+
+
+def _remove_work_dir(work: Path, partial: Path) -> None:
+    """Remove what :func:`build_overlay` made in its work directory, then the directory (empty by then)."""
+    partial.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        work.rmdir()
 
 
 def _assemble(upstream: WheelInfo, be_reader: RawZipReader, series_dir: Path, pin: Pin, partial: Path, final: Path,
@@ -216,15 +268,18 @@ def _assemble(upstream: WheelInfo, be_reader: RawZipReader, series_dir: Path, pi
     clash = [m.name for m in payload if up_reader.get(m.name) is not None or m.name in changes]
     if clash:
         raise UserError(f"backend file {clash[0]} already exists in torch", path=be_reader.path)
-    version_py = changes.get(VERSION_PY) or up_reader.read(VERSION_PY)
-    changes[VERSION_PY] = set_version_py(version_py.decode("utf-8"), version, str(pin.series_version),
+    version_py = member_text(up_reader, VERSION_PY)  # UTF-8 (checked), so the series' version of it is too
+    patched_py = changes.get(VERSION_PY)
+    if patched_py is not None:
+        version_py = patched_py.decode("utf-8")
+    changes[VERSION_PY] = set_version_py(version_py, version, str(pin.series_version),
                                          f"{up_reader.path}!{VERSION_PY}").encode("utf-8")
     timings["inputs_and_series"] = time.perf_counter() - t1
     t2 = time.perf_counter()
     new_di = f"torch-{version}.dist-info"
     stamp = dos_datetime(source_date_epoch(up_reader))
     result = BuildResult(final, timings=timings)
-    with open_writer(partial) as writer:
+    with open_writer(partial, name=final) as writer:
         out = _Output(writer, stamp)
         di_prefix = f"{upstream.dist_info}/"
         for member in up_reader.members:
@@ -236,14 +291,15 @@ def _assemble(upstream: WheelInfo, be_reader: RawZipReader, series_dir: Path, pi
                 if data is None:
                     result.removed.append(name)
                 else:
-                    out.add(name, data, _mode(upstream, name))
+                    out.add(name, data, _mode(upstream, name),
+                            source=up_reader.path if name == VERSION_PY else series_dir)
                     result.patched.append(name)
             else:
                 out.copy(upstream, name)
         for name in sorted(n for n, d in changes.items() if d is not None and up_reader.get(n) is None):
             data = changes[name]
             assert data is not None
-            out.add(name, data)
+            out.add(name, data, source=series_dir)
             result.added.append(name)
         for member in payload:
             out.copy(backend, member.name)
@@ -251,7 +307,7 @@ def _assemble(upstream: WheelInfo, be_reader: RawZipReader, series_dir: Path, pi
         _write_dist_info(out, upstream, backend, new_di, version)
         record_name = f"{new_di}/RECORD"
         out.rows.append(RecordRow(record_name, "", None))
-        out.writer.add(record_name, format_record(out.rows), stamp, 0o644)
+        out.writer.add(record_name, format_record(out.rows), stamp, 0o644, source="the build's RECORD")
     _self_check(partial, out)
     timings["write"] = time.perf_counter() - t2
     return result
@@ -273,16 +329,19 @@ def _write_dist_info(out: _Output, upstream: WheelInfo, backend: WheelInfo, new_
         if rel == "METADATA":
             meta = set_metadata_version(upstream.text(rel), version, where)
             meta = add_extras(meta, backend_extras(backend.text("METADATA")), where)
-            out.add(name, meta.encode("utf-8"))
+            out.add(name, meta.encode("utf-8"), source=upstream.reader.path)
         elif rel == "entry_points.txt":
             have_eps = True
-            out.add(name, merge_entry_points(upstream.text(rel), backend_eps, where).encode("utf-8"))
+            out.add(name, merge_entry_points(upstream.text(rel), backend_eps, where).encode("utf-8"),
+                    source=upstream.reader.path)
         elif rel == "top_level.txt":
-            out.add(name, add_top_level(upstream.text(rel), BACKEND_PACKAGE).encode("utf-8"))
+            out.add(name, add_top_level(upstream.text(rel), BACKEND_PACKAGE).encode("utf-8"),
+                    source=upstream.reader.path)
         else:
             out.copy(upstream, member.name, name)
     if not have_eps:
-        out.add(f"{new_di}/entry_points.txt", merge_entry_points("", backend_eps, where).encode("utf-8"))
+        out.add(f"{new_di}/entry_points.txt", merge_entry_points("", backend_eps, where).encode("utf-8"),
+                source=backend.reader.path)
 
 
 def _self_check(path: Path, out: _Output) -> None:

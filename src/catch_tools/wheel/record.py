@@ -29,6 +29,7 @@ from installer.records import Hash, InvalidRecordEntry, RecordEntry, parse_recor
 
 from catch_tools.errors import UserError
 from catch_tools.paths import cache_dir
+from catch_tools.wheel.metadata import member_text
 from catch_tools.wheel.zipraw import RawMember, RawZipReader
 
 _UNHASHED_SUFFIXES = ("/RECORD", "/RECORD.jws", "/RECORD.p7s")
@@ -168,11 +169,11 @@ def read_rows(reader: RawZipReader, record_name: str) -> dict[str, RecordRow]:
     """Parse RECORD and check it lists exactly the members (:func:`check_listing`); no hashing (fast).
 
     Raises:
-        UserError: no RECORD, a malformed row, a member missing from RECORD or a row without member.
+        UserError: no RECORD, RECORD not UTF-8, a malformed row, a member missing from RECORD or a row without member.
     """
     if reader.get(record_name) is None:
         raise UserError(f"wheel has no {record_name}", path=reader.path)
-    rows = parse_record(reader.read(record_name).decode("utf-8"), f"{reader.path}!{record_name}")
+    rows = parse_record(member_text(reader, record_name), f"{reader.path}!{record_name}")
     check_listing(reader, rows, record_name)
     return rows
 

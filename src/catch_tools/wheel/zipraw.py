@@ -285,20 +285,23 @@ class RawZipWriter:
     """Write a zip archive member by member: raw copies and newly compressed members, in call order.
 
     Use :func:`open_writer`. Member names must be unique (checked); the central directory is written by
-    :meth:`finish`.
+    :meth:`finish`. ``path`` is the archive named in errors (the final name when ``fh`` is a temporary file).
     """
 
-    def __init__(self, fh: BinaryIO):
+    def __init__(self, fh: BinaryIO, path: str | Path | None = None):
         self._fh = fh
+        self.path = None if path is None else Path(path)
         self._rows: list[_Written] = []
-        self._names: set[str] = set()
+        self._sources: dict[str, str] = {}
         self._offset = 0
 
     def _header(self, name: str, flags: int, method: int, dt: DateTime, crc: int, csize: int, usize: int,
-                attr: int) -> None:
-        if name in self._names:
-            raise UserError(f"duplicate zip member {name}")
-        self._names.add(name)
+                attr: int, source: str) -> None:
+        first = self._sources.get(name)
+        if first is not None:
+            again = "again" if source == first else f"and from {source}"
+            raise UserError(f"duplicate zip member {name}: written from {first} {again}", path=self.path)
+        self._sources[name] = source
         try:
             encoded = name.encode("ascii")
             flags &= ~_FLAG_UTF8
@@ -307,7 +310,8 @@ class RawZipWriter:
             flags |= _FLAG_UTF8
         flags &= ~_FLAG_DESCRIPTOR
         if csize > _LIMIT32 or usize > _LIMIT32 or self._offset > _LIMIT32 or len(self._rows) >= 0xFFFF:
-            raise UserError(f"archive would need ZIP64 at member {name} (over 4 GiB or 65535 members)")
+            raise UserError(f"archive would need ZIP64 at member {name} (over 4 GiB or 65535 members)",
+                            path=self.path)
         dostime, dosdate = _dos_pack(dt)
         self._fh.write(_LOCAL.pack(_LOCAL_SIG, _NEEDED, flags, method, dostime, dosdate, crc, csize, usize,
                                    len(encoded), 0))
@@ -316,18 +320,29 @@ class RawZipWriter:
         self._offset += _LOCAL.size + len(encoded) + csize
 
     def copy_raw(self, reader: RawZipReader, member: RawMember, name: str | None = None) -> None:
-        """Copy ``member`` from ``reader`` as is (same compressed bytes, CRC, timestamp, mode), optionally renamed."""
+        """Copy ``member`` from ``reader`` as is (same compressed bytes, CRC, timestamp, mode), optionally renamed.
+
+        Raises:
+            UserError: a member of that name was already written (naming this archive and both sources), or the
+                archive would need ZIP64.
+        """
         self._header(name or member.name, member.flags, member.method, member.date_time, member.crc,
-                     member.compress_size, member.file_size, member.external_attr)
+                     member.compress_size, member.file_size, member.external_attr, str(reader.path))
         with reader.raw(member) as raw:
             self._fh.write(raw)
 
-    def add(self, name: str, data: bytes, date_time: DateTime, mode: int = 0o644) -> None:
-        """Add ``data`` deflated (zlib level 6, raw stream: deterministic for a given zlib) with Unix ``mode``."""
+    def add(self, name: str, data: bytes, date_time: DateTime, mode: int = 0o644, *,
+            source: str | Path = "new data") -> None:
+        """Add ``data`` deflated (zlib level 6, raw stream: deterministic for a given zlib) with Unix ``mode``;
+        ``source`` says where ``data`` comes from (named in errors).
+
+        Raises:
+            UserError: as :meth:`copy_raw`.
+        """
         comp = zlib.compressobj(6, zlib.DEFLATED, -15)
         packed = comp.compress(data) + comp.flush()
         self._header(name, 0, zipfile.ZIP_DEFLATED, date_time, zlib.crc32(data), len(packed), len(data),
-                     (0o100000 | mode) << 16)
+                     (0o100000 | mode) << 16, str(source))
         self._fh.write(packed)
 
     def finish(self) -> None:
@@ -342,15 +357,18 @@ class RawZipWriter:
             self._fh.write(row.name)
             size += len(head) + len(row.name)
         if start + size > _LIMIT32:
-            raise UserError("archive would need ZIP64 (central directory past 4 GiB)")
+            raise UserError("archive would need ZIP64 (central directory past 4 GiB)", path=self.path)
         count = len(self._rows)
         self._fh.write(_END.pack(_END_SIG, 0, 0, count, count, size, start, 0))
 
 
 @contextmanager
-def open_writer(path: Path) -> Iterator[RawZipWriter]:
-    """Open ``path`` for writing (1 MiB buffer) and yield a :class:`RawZipWriter`; ``finish`` runs on success."""
+def open_writer(path: Path, *, name: str | Path | None = None) -> Iterator[RawZipWriter]:
+    """Open ``path`` for writing (1 MiB buffer) and yield a :class:`RawZipWriter`; ``finish`` runs on success.
+
+    ``name`` is the archive named in errors (default ``path``; the final name when ``path`` is a temporary file).
+    """
     with open(path, "wb", buffering=1 << 20) as fh:
-        writer = RawZipWriter(fh)
+        writer = RawZipWriter(fh, path if name is None else name)
         yield writer
         writer.finish()
