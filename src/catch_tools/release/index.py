@@ -46,11 +46,12 @@ from pathlib import Path
 from urllib.parse import quote
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.tags import Tag, parse_tag
-from packaging.utils import BuildTag, NormalizedName, canonicalize_name, parse_wheel_filename
-from packaging.version import InvalidVersion, Version
+from packaging.tags import Tag
+from packaging.utils import BuildTag, NormalizedName, parse_wheel_filename
+from packaging.version import Version
 
 from catch_tools.errors import UserError
+from catch_tools.wheel.metadata import check_wheel_identity, dist_info_dir, member_text, utf8_text
 from catch_tools.wheel.record import check_listing, parse_record, verify_members
 from catch_tools.wheel.zipraw import RawZipReader
 
@@ -143,63 +144,12 @@ def _regular_file(path: Path, what: str) -> os.stat_result:
     return st
 
 
-def _text(data: bytes, where: str) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        raise UserError(f"not UTF-8 (byte 0x{data[err.start]:02x} at offset {err.start})", path=where,
-                        line=line) from None
-
-
-def member_text(reader: RawZipReader, name: str) -> str:
-    """The UTF-8 text of member ``name`` (core metadata, WHEEL and RECORD are UTF-8: PEP 427, PEP 376).
-
-    Raises:
-        UserError: no such member, corrupt data, or bytes that are not UTF-8 (naming ``wheel!member`` and the line).
-    """
-    return _text(reader.read(name), f"{reader.path}!{name}")
-
-
-def _dist_info(reader: RawZipReader, project: NormalizedName, version: Version) -> str:
-    """The wheel's one ``{name}-{version}.dist-info`` directory (PEP 427; pip's rule: exactly one, of the project)."""
-    tops = {n.split("/", 1)[0] for n in reader.names() if "/" in n}
-    dirs = sorted(top for top in tops if top.endswith(".dist-info"))
-    if len(dirs) != 1:
-        found = f": {', '.join(dirs)}" if dirs else ""
-        raise UserError(f"expected one .dist-info directory in the wheel, found {len(dirs)}{found}", path=reader.path)
-    stem = dirs[0][: -len(".dist-info")]
-    name, _, dir_version = stem.rpartition("-")
-    try:
-        same = canonicalize_name(name) == project and Version(dir_version) == version
-    except InvalidVersion:
-        same = False
-    if not same:
-        raise UserError(f"the wheel's {dirs[0]} is not {project} {version}, which its file name says",
-                        path=reader.path)
-    return dirs[0]
-
-
 def _headers(text: str) -> dict[str, list[str]]:
     message = HeaderParser().parsestr(text, headersonly=True)
     fields: dict[str, list[str]] = {}
     for key, value in message.items():
         fields.setdefault(key.lower(), []).append(str(value).strip())
     return fields
-
-
-def _one(fields: dict[str, list[str]], key: str, where: str) -> str:
-    values = fields.get(key.lower(), [])
-    if len(values) != 1:
-        raise UserError(f"expected one {key} field, found {len(values)}", path=where)
-    return values[0]
-
-
-def _tags(line: str, where: str) -> frozenset[Tag]:
-    try:
-        return parse_tag(line)
-    except ValueError:  # not interpreter-abi-platform
-        raise UserError(f"invalid Tag line {line!r}", path=where) from None
 
 
 def requires_python(metadata: bytes) -> str | None:
@@ -229,44 +179,19 @@ def check_wheel(wheel: Path) -> CheckedWheel:
     except UserError as err:
         raise UserError(f"cannot read the wheel: {err.message}", path=wheel, exit_code=err.exit_code) from None
     with reader:
-        dist_info = _dist_info(reader, project, version)
-        meta_name, wheel_name, record_name = (f"{dist_info}/{m}" for m in ("METADATA", "WHEEL", "RECORD"))
-        for member in (meta_name, wheel_name, record_name):
-            if reader.get(member) is None:
-                raise UserError(f"the wheel has no {member}", path=wheel)
+        check_wheel_identity(reader)
+        dist_info = dist_info_dir(reader)
+        meta_name, record_name = f"{dist_info}/METADATA", f"{dist_info}/RECORD"
+        if reader.get(record_name) is None:
+            raise UserError(f"the wheel has no {record_name}", path=wheel)
         metadata = reader.read(meta_name)
         where = f"{wheel}!{meta_name}"
-        fields = _headers(_text(metadata, where))
-        meta_project = _one(fields, "Name", where)
-        if canonicalize_name(meta_project) != project:
-            raise UserError(f"METADATA Name is {meta_project!r}, the file name says {project}", path=where)
-        meta_version = _one(fields, "Version", where)
-        try:
-            same_version = Version(meta_version) == version
-        except InvalidVersion:
-            same_version = False
-        if not same_version:
-            raise UserError(f"METADATA Version is {meta_version!r}, the file name says {version} "
-                            "(pip refuses such a wheel)", path=where)
-        python = next(iter(fields.get("requires-python", [])), None)
+        python = next(iter(_headers(member_text(reader, meta_name)).get("requires-python", [])), None)
         if python is not None:
             try:
                 SpecifierSet(python)
             except InvalidSpecifier:
                 raise UserError(f"invalid Requires-Python {python!r}", path=where) from None
-        where = f"{wheel}!{wheel_name}"
-        fields = _headers(member_text(reader, wheel_name))
-        wheel_version = _one(fields, "Wheel-Version", where)
-        if wheel_version.split(".")[0] != "1":
-            raise UserError(f"Wheel-Version {wheel_version!r} is not 1.x (PEP 427)", path=where)
-        declared = frozenset(t for line in fields.get("tag", []) for t in _tags(line, where))
-        if declared != tags:
-            raise UserError(f"WHEEL Tag lines {sorted(map(str, declared))} are not the file name's "
-                            f"{sorted(map(str, tags))}", path=where)
-        name_build = f"{build[0]}{build[1]}" if build else None
-        wheel_build = next(iter(fields.get("build", [])), None)
-        if wheel_build != name_build:
-            raise UserError(f"WHEEL Build is {wheel_build!r}, the file name's build tag {name_build!r}", path=where)
         rows = parse_record(member_text(reader, record_name), f"{wheel}!{record_name}")
         check_listing(reader, rows, record_name)
         verify_members(reader, rows, reader.members, record_name)
@@ -280,13 +205,13 @@ def wheel_metadata(wheel: Path) -> bytes:
     Raises:
         UserError: not a valid wheel file name, not a readable zip, or no single METADATA in its ``.dist-info``.
     """
-    project, version, _build, _tags = check_wheel_filename(wheel)
+    check_wheel_filename(wheel)
     try:
         reader = RawZipReader(wheel)
     except UserError as err:
         raise UserError(f"cannot read the wheel: {err.message}", path=wheel, exit_code=err.exit_code) from None
     with reader:
-        return reader.read(f"{_dist_info(reader, project, version)}/METADATA")
+        return reader.read(f"{dist_info_dir(reader)}/METADATA")
 
 
 def _sums_path(published: Path) -> Path:
@@ -307,7 +232,7 @@ def _published(wheel: Path) -> tuple[NormalizedName, IndexFile]:
         meta = wheel.with_name(wheel.name + ".metadata")
         has_meta = meta.is_file()
         meta_bytes = meta.read_bytes() if has_meta else wheel_metadata(wheel)
-        _text(meta_bytes, str(meta) if has_meta else f"{wheel}!METADATA")
+        utf8_text(meta_bytes, str(meta) if has_meta else f"{wheel}!METADATA")
         sums = _sums_path(wheel)  # the hash recorded at publishing time, never recomputed
         digest = sums.read_text(encoding="ascii", errors="replace").strip() if sums.is_file() else sha256_file(wheel)
     except OSError as err:

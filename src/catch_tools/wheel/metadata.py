@@ -58,15 +58,23 @@ def member_text(reader: RawZipReader, name: str, *, exit_code: int = 2) -> str:
     except UserError as err:
         err.exit_code = exit_code
         raise
+    return utf8_text(data, f"{reader.path}!{name}", exit_code=exit_code)
+
+
+def utf8_text(data: bytes, where: str, *, exit_code: int = 2) -> str:
+    """``data`` decoded as UTF-8.
+
+    Raises:
+        UserError: bytes that are not UTF-8: one line naming ``where`` and the 1-based line of the first bad byte.
+    """
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise UserError(f"not UTF-8 text (byte 0x{data[err.start]:02x}): wheel metadata must be UTF-8",
-                        path=f"{reader.path}!{name}", line=data.count(b"\n", 0, err.start) + 1,
-                        exit_code=exit_code) from None
+                        path=where, line=data.count(b"\n", 0, err.start) + 1, exit_code=exit_code) from None
 
 
-def _dist_info_dir(reader: RawZipReader) -> str:
+def dist_info_dir(reader: RawZipReader) -> str:
     """The one top-level ``*.dist-info`` directory of the wheel (binary distribution format spec: exactly one)."""
     found = sorted({m.name.split("/", 1)[0] for m in reader.members
                     if "/" in m.name and m.name.split("/", 1)[0].endswith(".dist-info")})
@@ -100,7 +108,7 @@ def check_wheel_identity(reader: RawZipReader) -> None:
         name, version, build, tags = parse_wheel_filename(where.name)
     except InvalidWheelFilename as err:
         raise UserError(f"not a wheel file name: {err}", path=where) from None
-    dist_info = _dist_info_dir(reader)
+    dist_info = dist_info_dir(reader)
     di_name, _sep, di_version = dist_info[: -len(".dist-info")].rpartition("-")
     if canonicalize_name(di_name) != name or _version_or_none(di_version) != version:
         raise UserError(f"the wheel's {dist_info} is not the file name's {name} {version}", path=where)
