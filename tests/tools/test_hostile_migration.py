@@ -1,8 +1,9 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""``scripts/torch_gpu2mlu.py`` given careless and hostile arguments and environments: it runs without the backend
-built (or torch installed), and says in one line when libcst is missing.
+"""``scripts/torch_gpu2mlu.py`` given careless and hostile arguments and environments: it names the line of a
+source that does not decode, runs without the backend built (or torch installed), and says in one line when libcst
+is missing.
 
 Every case runs the script in a fresh interpreter, as a user does; a refused run must print one line, exit 2 and leave
 the whole temporary directory as it was (a digest of every file, link and directory, taken before and after). The
@@ -71,6 +72,30 @@ def project(tmp_path: Path) -> Path:
     (src / "pkg" / "util.py").write_text("print('no accelerator here')\n")
     (src / "README.md").write_text("notes\n")
     return src
+
+
+# -- sources that do not decode: the line, not a byte offset -----------------------------------------------------
+
+def test_undecodable_source_names_its_line(project: Path) -> None:
+    pytest.importorskip("libcst")
+    tmp = project.parent
+    (project / "cuda_latin.py").write_bytes(b"import torch\n\nname = '\xff'\ntorch.cuda.synchronize()\n")
+    (project / "plain_latin.py").write_bytes(b"x = 1\ny = 2\n\nz = '\xe9t\xe9'\n")
+    (project / "ascii_cookie.py").write_bytes(b"# coding: ascii\nimport torch\nx = '\xc3\xa9'\ntorch.cuda.init()\n")
+    (project / "bom.py").write_bytes(b"\xef\xbb\xbfimport torch\ntorch.cuda.init()\ns = '\xfe'\n")
+    before = digest(project)
+    proc = gpu2mlu("-i", "src", "-o", "out", cwd=tmp)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "error: ascii_cookie.py:3: skipped-malformed: cannot decode as ascii: byte 0xc3 (ordinal not in range(128))",
+        "error: bom.py:3: skipped-malformed: cannot decode as utf-8: byte 0xfe (invalid start byte)",
+        "error: cuda_latin.py:3: skipped-malformed: cannot decode as utf-8: byte 0xff (invalid start byte)",
+        "error: plain_latin.py:4: skipped-malformed: cannot decode as utf-8: byte 0xe9 (invalid continuation byte)",
+    ]
+    log = (tmp / "out_report" / "torch_gpu2mlu.log").read_text()
+    assert "WARNING cuda_latin.py:3: skipped-malformed: cannot decode as utf-8: byte 0xff" in log
+    assert digest(project) == before
+    assert (tmp / "out" / "cuda_latin.py").read_bytes() == (project / "cuda_latin.py").read_bytes()  # copied as is
 
 
 # -- without the backend -----------------------------------------------------------------------------------------

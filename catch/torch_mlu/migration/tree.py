@@ -5,16 +5,20 @@
 
 Per input file, one of: ``converted`` (written with changes), ``unchanged`` (Python without CUDA code, copied),
 ``copied`` (not Python, copied byte for byte), ``skipped-malformed`` (Python that does not parse, or bytes that do
-not decode in its PEP 263 encoding: copied unchanged, not converted), ``skipped-unreadable`` (cannot be read: a
-permission error, a broken symlink, a directory named ``*.py``; nothing written). Nothing is ever written into the
-input tree unless ``inplace`` is set, and then only files with changes are rewritten.
+not decode in its PEP 263 encoding, with the 1-based line of the first such byte: copied unchanged, not converted),
+``skipped-unreadable`` (cannot be read: a permission error, a broken symlink, a directory named ``*.py``;
+nothing written). Nothing is ever written into the input tree unless ``inplace`` is set, and then only files with
+changes are rewritten.
 """
 
 from __future__ import annotations
 
 import ast
+import codecs
+import io
 import os
 import shutil
+import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +63,24 @@ def _walk(root: Path) -> Iterator[Path]:
                 yield Path(dirpath) / name  # reported as unreadable Python, and walked as a directory too
 
 
+def _undecodable(data: bytes) -> tuple[str, int | None] | None:
+    """Why ``data`` does not decode in its PEP 263 encoding (a coding cookie in its first two lines, else UTF-8; a
+    UTF-8 byte order mark), with the 1-based line of the first byte that does not decode; None when it decodes."""
+    try:
+        encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+    except SyntaxError as err:
+        if err.msg != "invalid or missing encoding declaration":
+            return f"cannot decode: {err.msg}", None  # an unknown encoding, or a cookie that contradicts the BOM
+        encoding = "utf-8"  # no cookie and the first lines are not UTF-8: the decode below finds the byte
+    try:
+        data.decode(encoding)
+    except UnicodeDecodeError as err:
+        name = codecs.lookup(encoding).name.removesuffix("-sig")
+        line = err.object.count(b"\n", 0, err.start) + 1  # err.object: what was decoded (without a BOM)
+        return f"cannot decode as {name}: byte 0x{err.object[err.start]:02x} ({err.reason})", line
+    return None
+
+
 def _syntax_error(data: bytes, rel: str, err: cst.ParserSyntaxError) -> tuple[str, int | None]:
     """Message and line of a parse failure, from CPython's own parser (its positions are exact); libcst's when
     CPython accepts the file (syntax newer than libcst knows)."""
@@ -83,6 +105,9 @@ def convert_file(src: Path, rel: str, table: ApiMap) -> tuple[FileOutcome, bytes
         return FileOutcome(rel, "skipped-unreadable", f"cannot read: {kind}"), None
     if not is_python:
         return FileOutcome(rel, "copied", "not Python"), data
+    problem = _undecodable(data)
+    if problem is not None:
+        return FileOutcome(rel, "skipped-malformed", problem[0], line=problem[1]), data
     if b"cuda" not in data and b"nccl" not in data:
         # nothing any rule could rewrite: only check that it is valid Python (CPython's parser, ~20x faster)
         try:
