@@ -6,11 +6,14 @@
 """Convert CUDA PyTorch scripts into mlu scripts with reports (``torch_gpu2mlu``). See --help.
 
 Thin entry point over :mod:`torch_mlu.migration.cli` (installed with the backend, also as the console script
-``torch_gpu2mlu``). Run from a checkout, the checkout's ``catch/torch_mlu`` goes first on the package path, so the
-converter used is the checkout's even when the installed torch_mlu is an older build.
+``torch_gpu2mlu``). Run from a checkout, it uses the checkout's converter, which is pure Python
+(``catch/torch_mlu/migration`` and the API table in ``catch/torch_mlu/contrib``): it works without the backend
+built or installed, and never imports an installed torch_mlu, which may be an older build. It needs libcst for a
+conversion (one line says so when it is missing); ``--help`` needs nothing.
 """
 
 import sys
+import types
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,13 +23,13 @@ try:
 except ImportError:
     sys.path.insert(0, str(REPO / "src"))
 
-import torch  # noqa: E402,F401  (before torch_mlu: its autoload entry point imports it)
-
-import torch_mlu  # noqa: E402
-
+# torch_mlu/__init__.py loads torch and the built backend; the converter needs neither. The package is given here
+# as the checkout's directory without running that __init__, so `torch_mlu.migration` and `torch_mlu.contrib` (whose
+# own __init__ files import nothing) come from the checkout.
 _CHECKOUT = REPO / "catch" / "torch_mlu"
-if _CHECKOUT.is_dir() and str(_CHECKOUT) not in torch_mlu.__path__:
-    torch_mlu.__path__.insert(0, str(_CHECKOUT))  # the checkout's converter wins over an older installed build
+_package = types.ModuleType("torch_mlu", "The checkout's pure-Python torch_mlu subpackages (the backend not loaded).")
+_package.__path__ = [str(_CHECKOUT)]
+sys.modules["torch_mlu"] = _package
 
 from catch_tools.errors import UserError, run_cli  # noqa: E402
 from torch_mlu.migration.cli import MigrationError, main  # noqa: E402

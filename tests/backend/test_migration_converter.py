@@ -207,7 +207,7 @@ def test_tree_conversion_reports_and_launcher(tmp_path: Path, capsys: pytest.Cap
     assert ops["torch.cuda.memory_allocated"]["count"] == "1" and ops["torch.cuda.synchronize"]["files"] == "train.py"
     log = (reports / "torch_gpu2mlu.log").read_text().split("\n")
     assert "WARNING bad_syntax.py:2: skipped-malformed: not valid Python: '(' was never closed" in log
-    assert any(line.startswith("WARNING binary.py: skipped-malformed") for line in log)
+    assert "WARNING binary.py:1: skipped-malformed: cannot decode as utf-8: byte 0xfe (invalid start byte)" in log
     assert "INFO README.md: copied: not Python" in log
     assert "INFO train.py: converted: " + f"{sum(r['file'] == 'train.py' for r in changes)} changes" in log
     assert log[-2] == "INFO summary: 2 converted, 2 unchanged, 2 copied, 2 skipped-malformed, 0 skipped-unreadable"

@@ -6,6 +6,8 @@
 - :mod:`torch_mlu.migration.transform`: ``convert_source`` rewrites one module (the rules are listed there);
 - :mod:`torch_mlu.migration.tree`: ``convert_tree`` converts a file or a directory tree;
 - :mod:`torch_mlu.migration.reports`: ``write_reports`` (CSV reports and log) and ``write_launcher``;
+- :mod:`torch_mlu.migration.plan`: what a run reads and where it writes, checked first (never into the input), and
+  the staging directories that make a run all or nothing;
 - :mod:`torch_mlu.migration.cli`: the command line (console script ``torch_gpu2mlu``).
 
 The rewrite uses the same API table as ``torch_mlu.contrib.transfer_to_mlu`` (``torch_mlu/contrib/api_map.csv``).

@@ -7,14 +7,23 @@
     torch_gpu2mlu -i INPUT --inplace [--report-dir DIR]
 
 INPUT is a ``.py`` file or a directory. The converted tree goes to OUTPUT (default ``<INPUT>_mlu`` next to the
-input; for a file, OUTPUT is the directory that receives it); the input is never modified unless ``--inplace``.
-Reports (``change_list.csv``, ``unsupported_api.csv``, ``unknown_api.csv``, ``cuda_op_list.csv``,
-``torch_gpu2mlu.log``) go to ``--report-dir`` (default ``<OUTPUT>_report``); ``run_distributed_mlu.sh`` goes into
-OUTPUT when distributed code is found. The rewrite rules are in :mod:`torch_mlu.migration.transform`.
+input; for a file, OUTPUT is the directory that receives it). Reports (``change_list.csv``, ``unsupported_api.csv``,
+``unknown_api.csv``, ``cuda_op_list.csv``, ``torch_gpu2mlu.log``) go to ``--report-dir`` (default
+``<OUTPUT>_report``); ``run_distributed_mlu.sh`` goes into OUTPUT when distributed code is found. The rewrite rules
+are in :mod:`torch_mlu.migration.transform`.
+
+Nothing is written into INPUT unless ``--inplace``, whatever ``-o`` and ``--report-dir`` say: an output or report
+directory that is INPUT or inside it, and any output or report file that would land on an input file or in the
+input tree (symlinks resolved; also when INPUT lies inside OUTPUT), is refused before anything is written. Output and
+reports are written into staging directories ``.torch_gpu2mlu-<random>`` and moved into place at the end: a run that
+fails or is interrupted leaves no half-written output. FIFOs, sockets and devices are refused up front (reading one
+would block), as INPUT or anywhere in it.
 
 Exit status: 0 when every file was converted or copied; 1 when some files were skipped (malformed or unreadable:
-each named on stderr and in the log, the rest still converted); 2 for a usage error (missing input, an OUTPUT that
-exists and is not empty without ``--force``, an OUTPUT inside INPUT), printed as one line ``error: <path>: <msg>``.
+each named on stderr and in the log with its line when there is one, the rest still converted); 2 for a usage error
+(missing input, an input that is a FIFO, socket or device or holds one, an OUTPUT that exists and is not empty
+without ``--force``, an OUTPUT or report directory that is a file, a write into INPUT as above) or a failed write,
+printed as one line ``error: <path>: <msg>``.
 
 Needs libcst, which the Catch wheel installs as an extra: pip install "torch[migration]" (or pip install libcst).
 """
@@ -22,23 +31,15 @@ Needs libcst, which the Catch wheel installs as an extra: pip install "torch[mig
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from torch_mlu.migration.plan import MigrationError, Staging, check_directory, check_targets, file_kind, input_files
+from torch_mlu.migration.reports import LAUNCHER_NAME, REPORT_NAMES
 
-class MigrationError(Exception):
-    """A usage error of the converter, reported as one line ``error: <path>[:<line>]: <message>``, exit 2."""
-
-    def __init__(self, message: str, path: str | Path | None = None, line: int | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.path = None if path is None else str(path)
-        self.line = line
-
-    def __str__(self) -> str:
-        where = "" if self.path is None else (self.path if self.line is None else f"{self.path}:{self.line}") + ": "
-        return where + self.message
+__all__ = ["MigrationError", "entry", "main"]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -52,30 +53,67 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _named(path: Path) -> Path:
+    """``path``, made absolute when it has no name of its own (``.``, ``..``), to derive default names from."""
+    return path if path.name not in ("", "..") else Path(os.path.abspath(path))
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """Whether ``path`` is ``root`` or lies under it, both with symlinks resolved."""
+    real, top = Path(os.path.realpath(path)), Path(os.path.realpath(root))
+    return real == top or real.is_relative_to(top)
+
+
 def _resolve_paths(args: argparse.Namespace) -> tuple[Path, Path | None, Path]:
+    """Input, output (None: in place) and report directory, checked before anything is read or written.
+
+    Raises:
+        MigrationError: a missing input, an input or a file in it that is not a regular file or a directory, an
+            output or report directory that is not a directory, an output that exists and is not empty without
+            ``--force``, and (without ``--inplace``) any output or report file that would land in the input.
+    """
     src: Path = args.input
-    if not src.exists() and not src.is_symlink():
+    if not os.path.lexists(src):
         raise MigrationError("no such file or directory", src)
-    if not src.is_dir() and src.suffix != ".py":
+    kind = file_kind(src.stat().st_mode) if src.exists() else "a broken symlink"
+    if kind not in ("a directory", "a regular file", "a broken symlink"):
+        raise MigrationError(f"input is {kind}, not a .py file or a directory", src)
+    if kind != "a directory" and src.suffix != ".py":
         raise MigrationError("input must be a .py file or a directory", src)
+    files = input_files(src)
+    base = _named(src)
+    base = base.parent / (base.stem if kind != "a directory" else base.name)
     if args.inplace:
         if args.output is not None:
             raise MigrationError("--inplace and --output exclude each other", args.output)
-        base = src.parent / (src.stem if src.is_file() else src.name)
-        return src, None, args.report_dir or base.with_name(base.name + "_mlu_report")
-    out: Path = args.output or src.parent / ((src.stem if src.is_file() else src.name) + "_mlu")
-    if src.is_dir() and out.resolve().is_relative_to(src.resolve()):
+        report_dir = args.report_dir or base.with_name(base.name + "_mlu_report")
+        check_directory(report_dir, "report directory")
+        return src, None, report_dir
+    out: Path = args.output or base.with_name(base.name + "_mlu")
+    check_directory(out, "output directory")
+    if src.is_dir() and _inside(out, src):
         raise MigrationError(f"output directory is inside the input tree {src}", out)
-    if out.exists() and not out.is_dir():
-        raise MigrationError("output exists and is not a directory", out)
+    check_targets(src, [out / rel for _, rel in files] + [out / LAUNCHER_NAME], "the output",
+                  " (to convert in place, use --inplace)")
     if out.is_dir() and any(out.iterdir()) and not args.force:
         raise MigrationError("output directory exists and is not empty (use --force to write into it)", out)
-    return src, out, args.report_dir or out.with_name(out.name + "_report")
+    report_dir = args.report_dir or _named(out).with_name(_named(out).name + "_report")
+    check_directory(report_dir, "report directory")
+    if src.is_dir() and _inside(report_dir, src):
+        raise MigrationError(f"report directory is inside the input tree {src}", report_dir)
+    check_targets(src, [report_dir / name for name in REPORT_NAMES], "a report")
+    return src, out, report_dir
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the converter; returns the exit status described in the module docstring. Raises MigrationError."""
+    """Run the converter; returns the exit status described in the module docstring.
+
+    Every argument is checked before anything is written; the output and the reports are written into staging
+    directories (:class:`~torch_mlu.migration.plan.Staging`) moved into place at the end, so a failed run leaves
+    nothing behind. Raises MigrationError (a usage error, or a write that failed: one line).
+    """
     args = _parser().parse_args(argv)
+    src, out, report_dir = _resolve_paths(args)
     try:
         import libcst  # noqa: F401
     except ImportError:
@@ -84,17 +122,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     from torch_mlu.migration.reports import summary, write_launcher, write_reports
     from torch_mlu.migration.tree import convert_tree
 
-    src, out, report_dir = _resolve_paths(args)
-    run = convert_tree(src, out)
-    paths = write_reports(run, report_dir)
-    launcher = write_launcher(run, out if out is not None else (src if src.is_dir() else src.parent))
+    stages: list[Staging] = []
+    try:
+        try:
+            reports = Staging(report_dir)
+            stages.append(reports)
+            if out is None:
+                run = convert_tree(src, None)
+                write_reports(run, reports.path)
+                launcher = write_launcher(run, src if src.is_dir() else src.parent)
+            else:
+                output = Staging(out)
+                stages.append(output)
+                run = convert_tree(src, output.path)
+                write_reports(run, reports.path)
+                launcher = write_launcher(run, output.path)
+                output.check()
+                reports.check()
+                output.commit()
+                launcher = None if launcher is None else out / launcher.name
+            reports.commit()
+        except BaseException:
+            for stage in stages:
+                stage.discard()
+            raise
+    except OSError as err:
+        raise MigrationError(f"cannot write: {err.strerror or err}", err.filename) from None
     for outcome in run.files:
         if outcome.status.startswith("skipped"):
             loc = outcome.rel if outcome.line is None else f"{outcome.rel}:{outcome.line}"
             print(f"error: {loc}: {outcome.status}: {outcome.message}", file=sys.stderr)
     print(f"torch_gpu2mlu: {summary(run)}")
-    print(f"output: {out if out is not None else src} (in place)" if out is None else f"output: {out}")
-    print(f"reports: {paths['log'].parent}")
+    print(f"output: {src} (in place)" if out is None else f"output: {out}")
+    print(f"reports: {report_dir}")
     if launcher is not None:
         print(f"distributed launcher: {launcher}")
     skipped = run.count("skipped-malformed") + run.count("skipped-unreadable")

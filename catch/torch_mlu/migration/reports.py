@@ -22,11 +22,22 @@ import csv
 import stat
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from torch_mlu.migration.tree import TreeResult
+if TYPE_CHECKING:  # tree imports libcst; the command checks its arguments (REPORT_NAMES) before it needs libcst
+    from torch_mlu.migration.tree import TreeResult
 
 LOG_NAME = "torch_gpu2mlu.log"
 LAUNCHER_NAME = "run_distributed_mlu.sh"
+#: Every file :func:`write_reports` writes, by key of its result.
+REPORTS = {
+    "change_list": "change_list.csv",
+    "unsupported_api": "unsupported_api.csv",
+    "unknown_api": "unknown_api.csv",
+    "cuda_op_list": "cuda_op_list.csv",
+    "log": LOG_NAME,
+}
+REPORT_NAMES = tuple(REPORTS.values())
 
 
 def _write_csv(path: Path, header: list[str], rows: list[list[object]]) -> None:
@@ -58,13 +69,7 @@ def write_reports(run: TreeResult, report_dir: Path) -> dict[str, Path]:
                 unsupported.append([outcome.rel, use.line, use.api, use.kind, use.reason])
             elif use.kind == "unknown":
                 unknown.append([outcome.rel, use.line, use.api])
-    paths = {
-        "change_list": report_dir / "change_list.csv",
-        "unsupported_api": report_dir / "unsupported_api.csv",
-        "unknown_api": report_dir / "unknown_api.csv",
-        "cuda_op_list": report_dir / "cuda_op_list.csv",
-        "log": report_dir / LOG_NAME,
-    }
+    paths = {key: report_dir / name for key, name in REPORTS.items()}
     _write_csv(paths["change_list"], ["file", "line", "before", "after"], changes)
     _write_csv(paths["unsupported_api"], ["file", "line", "api", "status", "reason"], unsupported)
     _write_csv(paths["unknown_api"], ["file", "line", "api"], unknown)

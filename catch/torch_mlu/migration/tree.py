@@ -5,26 +5,32 @@
 
 Per input file, one of: ``converted`` (written with changes), ``unchanged`` (Python without CUDA code, copied),
 ``copied`` (not Python, copied byte for byte), ``skipped-malformed`` (Python that does not parse, or bytes that do
-not decode in its PEP 263 encoding: copied unchanged, not converted), ``skipped-unreadable`` (cannot be read: a
-permission error, a broken symlink, a directory named ``*.py``; nothing written). Nothing is ever written into the
-input tree unless ``inplace`` is set, and then only files with changes are rewritten.
+not decode in its PEP 263 encoding, with the 1-based line of the first such byte: copied unchanged, not converted),
+``skipped-unreadable`` (cannot be read: a permission error, a broken symlink, a directory named ``*.py``; nothing
+written). Nothing is ever written into the input tree unless converting in place (``dst=None``), and then only
+files with changes are rewritten, each atomically, after every file was converted. Where ``dst`` may lie is the
+caller's to check (:mod:`torch_mlu.migration.plan`).
 """
 
 from __future__ import annotations
 
 import ast
+import codecs
+import contextlib
+import io
 import os
 import shutil
-from collections.abc import Iterator
+import stat
+import tempfile
+import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
 
 from torch_mlu.contrib.api_map import ApiMap, load_api_map
+from torch_mlu.migration.plan import STAGING_PREFIX, file_kind, input_files
 from torch_mlu.migration.transform import FileResult, convert_source
-
-_SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".tox", ".mypy_cache", ".pytest_cache"})
 
 
 @dataclass
@@ -48,15 +54,22 @@ class TreeResult:
         return sum(1 for f in self.files if f.status == status)
 
 
-def _walk(root: Path) -> Iterator[Path]:
-    """Files under ``root`` in sorted order (symlinked directories are not followed; symlinks to files are)."""
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
-        for name in sorted(filenames):
-            yield Path(dirpath) / name
-        for name in dirnames:
-            if name.endswith(".py") and (Path(dirpath) / name).is_dir():
-                yield Path(dirpath) / name  # reported as unreadable Python, and walked as a directory too
+def _undecodable(data: bytes) -> tuple[str, int | None] | None:
+    """Why ``data`` does not decode in its PEP 263 encoding (a coding cookie in its first two lines, else UTF-8; a
+    UTF-8 byte order mark), with the 1-based line of the first byte that does not decode; None when it decodes."""
+    try:
+        encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+    except SyntaxError as err:
+        if err.msg != "invalid or missing encoding declaration":
+            return f"cannot decode: {err.msg}", None  # an unknown encoding, or a cookie that contradicts the BOM
+        encoding = "utf-8"  # no cookie and the first lines are not UTF-8: the decode below finds the byte
+    try:
+        data.decode(encoding)
+    except UnicodeDecodeError as err:
+        name = codecs.lookup(encoding).name.removesuffix("-sig")
+        line = err.object.count(b"\n", 0, err.start) + 1  # err.object: what was decoded (without a BOM)
+        return f"cannot decode as {name}: byte 0x{err.object[err.start]:02x} ({err.reason})", line
+    return None
 
 
 def _syntax_error(data: bytes, rel: str, err: cst.ParserSyntaxError) -> tuple[str, int | None]:
@@ -75,14 +88,27 @@ def convert_file(src: Path, rel: str, table: ApiMap) -> tuple[FileOutcome, bytes
     """Convert one file: ``(outcome, bytes to write or None when nothing can be written)``."""
     is_python = src.suffix == ".py"
     try:
-        data = src.read_bytes()
+        # non-blocking, and checked before reading: a FIFO (or a device) that appeared since the run was planned
+        # is skipped, never waited on
+        fd = os.open(src, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                return FileOutcome(rel, "skipped-unreadable", f"cannot read: {file_kind(mode)}"), None
+            with open(fd, "rb", closefd=False) as f:
+                data = f.read()
+        finally:
+            os.close(fd)
     except OSError as err:
-        kind = "a directory" if src.is_dir() else (err.strerror or type(err).__name__).lower()
+        kind = (err.strerror or type(err).__name__).lower()
         if src.is_symlink() and not src.exists():
             kind = "a broken symlink"
         return FileOutcome(rel, "skipped-unreadable", f"cannot read: {kind}"), None
     if not is_python:
         return FileOutcome(rel, "copied", "not Python"), data
+    problem = _undecodable(data)
+    if problem is not None:
+        return FileOutcome(rel, "skipped-malformed", problem[0], line=problem[1]), data
     if b"cuda" not in data and b"nccl" not in data:
         # nothing any rule could rewrite: only check that it is valid Python (CPython's parser, ~20x faster)
         try:
@@ -107,27 +133,49 @@ def convert_file(src: Path, rel: str, table: ApiMap) -> tuple[FileOutcome, bytes
     return FileOutcome(rel, "converted", f"{len(result.changes)} changes", result=result), encoded
 
 
+def _replace(path: Path, data: bytes) -> None:
+    """Write ``data`` as ``path`` atomically: a temporary file beside it (``.torch_gpu2mlu-<random>``, with its mode)
+    renamed over it. A symlink's target is written, as a plain write would."""
+    real = Path(os.path.realpath(path))
+    fd, tmp = tempfile.mkstemp(prefix=STAGING_PREFIX, dir=real.parent)
+    try:
+        with open(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, stat.S_IMODE(real.stat().st_mode))
+        os.replace(tmp, real)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def convert_tree(src: Path, dst: Path | None, table: ApiMap | None = None) -> TreeResult:
     """Convert ``src`` (a ``.py`` file or a directory) into ``dst`` (a directory; created). ``dst=None`` converts
-    in place: only files with changes are rewritten. Returns every file's outcome; raises nothing for bad input
-    files (they are outcomes), OSError only for an unwritable ``dst``."""
+    in place: only files with changes are rewritten, after every file was converted.
+
+    Returns every file's outcome; bad input files are outcomes, not errors.
+
+    Raises:
+        MigrationError: ``src`` holds a FIFO, a socket or a device (:func:`~torch_mlu.migration.plan.input_files`).
+        OSError: ``dst`` (or, in place, an input file) cannot be written.
+    """
     table = table or load_api_map()
     out = TreeResult()
-    files = [(p, p.relative_to(src).as_posix()) for p in _walk(src)] if src.is_dir() else [(src, src.name)]
-    for path, rel in files:
+    pending: list[tuple[Path, bytes]] = []
+    for path, rel in input_files(src):
         outcome, data = convert_file(path, rel, table)
         out.files.append(outcome)
         if data is None:
             continue
         if dst is None:
             if outcome.status == "converted":
-                path.write_bytes(data)
+                pending.append((path, data))
             continue
         target = dst / rel
         target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
         if outcome.status == "copied" and not path.is_symlink():
-            shutil.copyfile(path, target)
             shutil.copymode(path, target)
-        else:
-            target.write_bytes(data)
+    for path, data in pending:
+        _replace(path, data)
     return out

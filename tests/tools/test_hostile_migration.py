@@ -1,0 +1,282 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""``scripts/torch_gpu2mlu.py`` given careless and hostile arguments: it never writes into its input unless
+``--inplace`` (symlinks resolved), refuses FIFOs and sockets before reading anything, names the line of a source that
+does not decode, leaves no half-written output, and runs without the backend built.
+
+Every case runs the script in a fresh interpreter, as a user does; a refused run must print one line, exit 2 and leave
+the whole temporary directory as it was (a digest of every file, link and directory, taken before and after). The
+cases that convert need libcst (the ``migration`` extra); the refusals are checked before libcst is needed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "torch_gpu2mlu.py"
+CUDA_SOURCE = "import torch\nx = torch.ones(1).cuda()\n"
+#: Makes torch, torch_mlu (and with NO_LIBCST libcst) unimportable, then runs the script: the backend not installed.
+NOT_INSTALLED = ("import runpy, sys; sys.modules['torch'] = None; sys.modules['torch_mlu'] = None; {extra}"
+                 "sys.argv = [{script!r}] + sys.argv[1:]; runpy.run_path({script!r}, run_name='__main__')")
+NO_LIBCST = "sys.modules['libcst'] = None; "
+
+
+def gpu2mlu(*args: str | Path, cwd: Path, code: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the script (or ``python -c code`` with the same arguments) in ``cwd``. The timeout only ends a run that
+    blocks (a FIFO read); no assertion depends on how long a run takes."""
+    command = [sys.executable, str(SCRIPT)] if code is None else [sys.executable, "-c", code]
+    return subprocess.run([*command, *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=120,
+                          check=False)
+
+
+def digest(root: Path) -> dict[str, str]:
+    """Every entry under ``root`` (symlinks not followed): a file's sha256, a link's target, a directory, a FIFO."""
+    out: dict[str, str] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            rel = str(path.relative_to(root))
+            mode = path.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                out[rel] = "link " + os.readlink(path)
+            elif stat.S_ISREG(mode):
+                out[rel] = "file " + hashlib.sha256(path.read_bytes()).hexdigest()
+            else:
+                out[rel] = "dir" if stat.S_ISDIR(mode) else oct(stat.S_IFMT(mode))
+    return out
+
+
+def assert_refused(proc: subprocess.CompletedProcess[str], *needles: str) -> None:
+    """Exit 2 with one line ``error: ...`` holding every needle, no traceback, nothing on stdout."""
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    for needle in needles:
+        assert needle in proc.stderr, proc.stderr
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """``tmp_path/src`` with CUDA code (``train.py``), a plain module in ``pkg/`` and a non-Python file."""
+    src = tmp_path / "src"
+    (src / "pkg").mkdir(parents=True)
+    (src / "train.py").write_text(CUDA_SOURCE)
+    (src / "pkg" / "util.py").write_text("print('no accelerator here')\n")
+    (src / "README.md").write_text("notes\n")
+    return src
+
+
+# -- the output never lands in the input -------------------------------------------------------------------------
+
+def _alias(tmp_path: Path) -> None:
+    (tmp_path / "alias").symlink_to(tmp_path / "src")
+
+
+def _link_in_output(tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "train.py").symlink_to(tmp_path / "src" / "train.py")
+
+
+@pytest.mark.parametrize(
+    ("setup", "args", "needles"),
+    [
+        # a file input, its own directory as the output: the conversion would replace the CUDA original
+        (None, ["-i", "src/train.py", "-o", "src", "--force"],
+         ["src/train.py: the output would overwrite the input file src/train.py", "--inplace"]),
+        (_alias, ["-i", "src/train.py", "-o", "alias", "--force"], ["alias/train.py: ", "overwrite the input file"]),
+        # an existing output whose train.py is a symlink to the input's
+        (_link_in_output, ["-i", "src", "-o", "out", "--force"], ["out/train.py: ", "write into the input tree src"]),
+    ],
+    ids=["file-into-its-dir", "file-into-symlinked-dir", "symlink-in-output"],
+)
+def test_output_never_lands_in_the_input(project: Path, setup, args: list[str], needles: list[str]) -> None:
+    tmp = project.parent
+    if setup is not None:
+        setup(tmp)
+    before = digest(tmp)
+    assert_refused(gpu2mlu(*args, cwd=tmp), *needles)
+    assert digest(tmp) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (["-i", "src", "--report-dir", "src/reports"], ["src/reports: report directory is inside the input tree src"]),
+        (["-i", "src", "--report-dir", "src"], ["src: report directory is inside the input tree src"]),
+        (["-i", "src", "--report-dir", "alias/reports"], ["alias/reports: report directory is inside the input"]),
+        (["-i", "src/train.py", "--report-dir", "links"],
+         ["links/change_list.csv: a report would overwrite the input file src/train.py"]),
+    ],
+    ids=["inside", "equal", "through-symlink", "report-file-is-a-link-to-the-input"],
+)
+def test_reports_never_land_in_the_input(project: Path, args: list[str], needles: list[str]) -> None:
+    tmp = project.parent
+    (tmp / "alias").symlink_to(project)
+    (tmp / "links").mkdir()
+    (tmp / "links" / "change_list.csv").symlink_to(project / "train.py")
+    before = digest(tmp)
+    assert_refused(gpu2mlu(*args, cwd=tmp), *needles)
+    assert digest(tmp) == before
+
+
+def test_input_inside_the_output_is_refused_only_where_a_file_lands_in_it(project: Path) -> None:
+    """``-i src/pkg -o src``: ``pkg/pkg/util.py`` would be written as ``src/pkg/util.py``, an input file, so the
+    run is refused; once that directory is renamed, nothing lands in the input and the run converts."""
+    tmp = project.parent
+    (project / "pkg" / "pkg").mkdir()
+    (project / "pkg" / "pkg" / "util.py").write_text("import torch\ntorch.cuda.init()\n")
+    before = digest(tmp)
+    assert_refused(gpu2mlu("-i", "src/pkg", "-o", "src", "--force", cwd=tmp),
+                   "src/pkg/util.py: the output would write into the input tree src/pkg")
+    assert digest(tmp) == before
+    pytest.importorskip("libcst")
+    (project / "pkg" / "pkg").rename(project / "pkg" / "sub")
+    inputs = digest(project / "pkg")
+    proc = gpu2mlu("-i", "src/pkg", "-o", "src", "--force", cwd=tmp)
+    assert proc.returncode == 0, proc.stderr
+    assert digest(project / "pkg") == inputs
+    assert (project / "sub" / "util.py").read_text().endswith("torch.mlu.init()\n")
+
+
+# -- output and report directories that are files ----------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["-o", "out", "--report-dir", "notes.txt"], "notes.txt: report directory is a regular file, not a directory"),
+        (["-o", "notes.txt/sub"], "notes.txt/sub: output directory cannot be created: notes.txt is a regular file"),
+        (["-o", "out", "--report-dir", "notes.txt/r"], "notes.txt/r: report directory cannot be created: notes.txt"),
+    ],
+    ids=["report-dir", "output-below-a-file", "report-dir-below-a-file"],
+)
+def test_output_or_report_dir_that_is_a_file(project: Path, args: list[str], needle: str) -> None:
+    tmp = project.parent
+    (tmp / "notes.txt").write_text("mine\n")
+    before = digest(tmp)
+    assert_refused(gpu2mlu("-i", "src", *args, cwd=tmp), needle)
+    assert digest(tmp) == before
+
+
+# -- FIFOs, sockets: refused before anything is read or written --------------------------------------------------
+
+@contextmanager
+def _socket_at(path: Path) -> Iterator[None]:
+    sock = socket.socket(socket.AF_UNIX)
+    try:
+        sock.bind(str(path))
+        yield
+    finally:
+        sock.close()
+
+
+@pytest.mark.parametrize("where", ["in-tree", "symlink-in-tree", "as-input"])
+def test_fifo_is_refused_up_front(project: Path, where: str) -> None:
+    tmp = project.parent
+    if where == "in-tree":
+        os.mkfifo(project / "pkg" / "data.txt")
+        args, named = ["-i", "src", "-o", "out"], "src/pkg/data.txt: a FIFO, not a regular file"
+    elif where == "symlink-in-tree":
+        os.mkfifo(tmp / "fifo")
+        (project / "feed.py").symlink_to(tmp / "fifo")
+        args, named = ["-i", "src", "-o", "out"], "src/feed.py: a FIFO, not a regular file"
+    else:
+        os.mkfifo(tmp / "stream.py")
+        args, named = ["-i", "stream.py"], "stream.py: input is a FIFO, not a .py file or a directory"
+    before = digest(tmp)
+    assert_refused(gpu2mlu(*args, cwd=tmp), named)
+    assert digest(tmp) == before  # no partial out/, no reports
+
+
+def test_socket_in_the_tree_is_refused(project: Path) -> None:
+    tmp = project.parent
+    with _socket_at(project / "s.sock"):
+        before = digest(tmp)
+        assert_refused(gpu2mlu("-i", "src", cwd=tmp), "src/s.sock: a socket, not a regular file")
+        assert digest(tmp) == before
+
+
+# -- a failed run leaves nothing half-written --------------------------------------------------------------------
+
+def test_failed_run_leaves_the_existing_output_as_it_was(project: Path) -> None:
+    """``out/train.py`` is a directory: the run fails after converting, before anything reaches ``out``."""
+    pytest.importorskip("libcst")
+    tmp = project.parent
+    (project / "a.py").write_text(CUDA_SOURCE)  # converted (and, written as it went, written) before train.py
+    (tmp / "out" / "train.py").mkdir(parents=True)
+    (tmp / "out" / "keep.txt").write_text("mine\n")
+    before = digest(tmp)
+    assert_refused(gpu2mlu("-i", "src", "-o", "out", "--force", cwd=tmp),
+                   "out/train.py: cannot replace it with a file: it is a directory")
+    assert digest(tmp) == before  # no out/a.py, no out_report, no staging directory left
+
+
+def test_report_clash_leaves_no_output(project: Path) -> None:
+    """Every staged directory is checked before any is moved: a report clash leaves no ``out/`` either."""
+    pytest.importorskip("libcst")
+    tmp = project.parent
+    (tmp / "rep" / "change_list.csv").mkdir(parents=True)
+    before = digest(tmp)
+    assert_refused(gpu2mlu("-i", "src", "-o", "out", "--report-dir", "rep", cwd=tmp),
+                   "rep/change_list.csv: cannot replace it with a file")
+    assert digest(tmp) == before
+
+
+# -- sources that do not decode: the line, not a byte offset -----------------------------------------------------
+
+def test_undecodable_source_names_its_line(project: Path) -> None:
+    pytest.importorskip("libcst")
+    tmp = project.parent
+    (project / "cuda_latin.py").write_bytes(b"import torch\n\nname = '\xff'\ntorch.cuda.synchronize()\n")
+    (project / "plain_latin.py").write_bytes(b"x = 1\ny = 2\n\nz = '\xe9t\xe9'\n")
+    (project / "ascii_cookie.py").write_bytes(b"# coding: ascii\nimport torch\nx = '\xc3\xa9'\ntorch.cuda.init()\n")
+    (project / "bom.py").write_bytes(b"\xef\xbb\xbfimport torch\ntorch.cuda.init()\ns = '\xfe'\n")
+    before = digest(project)
+    proc = gpu2mlu("-i", "src", "-o", "out", cwd=tmp)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "error: ascii_cookie.py:3: skipped-malformed: cannot decode as ascii: byte 0xc3 (ordinal not in range(128))",
+        "error: bom.py:3: skipped-malformed: cannot decode as utf-8: byte 0xfe (invalid start byte)",
+        "error: cuda_latin.py:3: skipped-malformed: cannot decode as utf-8: byte 0xff (invalid start byte)",
+        "error: plain_latin.py:4: skipped-malformed: cannot decode as utf-8: byte 0xe9 (invalid continuation byte)",
+    ]
+    log = (tmp / "out_report" / "torch_gpu2mlu.log").read_text()
+    assert "WARNING cuda_latin.py:3: skipped-malformed: cannot decode as utf-8: byte 0xff" in log
+    assert digest(project) == before
+    assert (tmp / "out" / "cuda_latin.py").read_bytes() == (project / "cuda_latin.py").read_bytes()  # copied as is
+
+
+# -- without the backend -----------------------------------------------------------------------------------------
+
+def test_help_without_torch_or_the_backend(tmp_path: Path) -> None:
+    proc = gpu2mlu("--help", cwd=tmp_path, code=NOT_INSTALLED.format(extra=NO_LIBCST, script=str(SCRIPT)))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: torch_gpu2mlu") and "--inplace" in proc.stdout and proc.stderr == ""
+
+
+def test_run_without_libcst_is_one_line(project: Path) -> None:
+    tmp = project.parent
+    before = digest(tmp)
+    proc = gpu2mlu("-i", "src", cwd=tmp, code=NOT_INSTALLED.format(extra=NO_LIBCST, script=str(SCRIPT)))
+    assert_refused(proc, "torch_gpu2mlu needs libcst: pip install")
+    assert digest(tmp) == before
+
+
+def test_run_without_torch_or_the_backend(project: Path) -> None:
+    """The converter is pure Python: with libcst, a run needs neither torch nor a built torch_mlu."""
+    pytest.importorskip("libcst")
+    tmp = project.parent
+    proc = gpu2mlu("-i", "src", cwd=tmp, code=NOT_INSTALLED.format(extra="", script=str(SCRIPT)))
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp / "src_mlu" / "train.py").read_text().endswith("x = torch.ones(1).mlu()\n")
+    assert (tmp / "src_mlu_report" / "change_list.csv").is_file()
