@@ -21,6 +21,7 @@ would delete every patch). ``dry_run`` changes nothing and lists the patches tha
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from dataclasses import dataclass, field
@@ -108,9 +109,15 @@ def export_series(source: Path, patches_dir: Path, *, base: str | None = None, d
     if count == 0:
         raise UserError(f"no commits on top of the base {base_sha[:12]}: refusing an empty export (it would delete "
                         "every patch; use `reverse` to drop the series from the tree)", path=str(target.root))
+    if patches_dir.exists() and not patches_dir.is_dir():
+        raise UserError("is a file, expected the patches/ directory (pass --patches-dir DIR)",
+                        path=display_path(patches_dir))
     series_path = patches_dir / SERIES_NAME
-    old_series = series_path.read_text(encoding="utf-8") if series_path.is_file() else None
-    old_names = [e.name for e in read_series_entries(patches_dir)] if old_series is not None else []
+    old_series: str | None = None
+    old_names: list[str] = []
+    if os.path.lexists(series_path):
+        old_names = [e.name for e in read_series_entries(patches_dir)]  # refuses a FIFO, a bad byte or line
+        old_series = series_path.read_text(encoding="utf-8")
     old_files = {n: (patches_dir / n).read_bytes() for n in old_names if (patches_dir / n).is_file()}
     old_by_key = {equivalence_key(data): data for data in old_files.values()}
     result = ExportResult()
