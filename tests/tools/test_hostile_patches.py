@@ -1,9 +1,9 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Hostile and careless input to ``scripts/apply_patches.py`` around the engine: out-of-range ``Date:`` headers, a
-manifest that is not UTF-8, and FIFOs named as series, patch or manifest. Each bad input is one line (file and line),
-a non-zero exit, and nothing changed."""
+"""Hostile and careless input to ``scripts/apply_patches.py`` around the engine: ``export`` writes only patches the
+engine accepts, out-of-range ``Date:`` headers, a manifest that is not UTF-8, and FIFOs named as series, patch or
+manifest. Each bad input is one line (file and line), a non-zero exit, and nothing changed."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import SCRIPTS, SmallTree, numbered
+from conftest import SCRIPTS, SmallTree, git_cmd, numbered
 
 from catch_tools.errors import UserError
 from catch_tools.pin import update_pin
@@ -45,6 +45,58 @@ def one_line_error(proc: subprocess.CompletedProcess[str], *needles: str) -> str
     for needle in needles:
         assert needle in lines[0], lines[0]
     return lines[0]
+
+
+def git_apply_in_order(tree: SmallTree, names: list[str], tmp: Path) -> None:
+    """The oracle: plain ``git apply`` takes every patch, in order, on a checkout of the base."""
+    check = tmp / "oracle"
+    git_cmd(tree.root, "worktree", "add", "-q", "--detach", str(check), tree.base)
+    for name in names:
+        git_cmd(check, "apply", "--check", str(tree.patches / name))
+        git_cmd(check, "apply", "--index", str(tree.patches / name))
+
+
+BAD_COMMITS = {
+    # case: (files of the commit, what the error names, what it says, the fixed files and message body)
+    "crlf-new-file": ({"torch/crlf.py": b"x = 1\r\ny = 2\r\n"}, "torch/crlf.py:1", "CRLF",
+                      {"torch/crlf.py": b"x = 1\ny = 2\n"}, ""),
+    "crlf-in-edit": ({"torch/b.py": numbered("b", 30).replace("b line 3\n", "b line three\r\n").encode()},
+                     "torch/b.py:3", "CRLF",
+                     {"torch/b.py": numbered("b", 30).replace("b line 3\n", "b line three\n").encode()}, ""),
+    "latin-1": ({"torch/latin.py": b"x = 1\n# caf\xe9\n"}, "torch/latin.py:2", "non-UTF-8 byte 0xe9",
+                {"torch/latin.py": "x = 1\n# caf\u00e9\n".encode()}, ""),
+    "undeclared-binary": ({"torch/blob.bin": bytes(range(256)) * 2}, "torch/blob.bin", "Catch-Binary: yes",
+                          {"torch/blob.bin": bytes(range(256)) * 2}, "Catch-Binary: yes"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_COMMITS))
+def test_export_refuses_a_commit_whose_patch_the_engine_refuses(small_tree: SmallTree, tmp_path: Path,
+                                                                 case: str) -> None:
+    changes, where, what, fixed, body = BAD_COMMITS[case]
+    small_tree.commit("Fix a", {"torch/a.py": numbered("a", 60).replace("a line 7\n", "a line seven\n")})
+    export = ("export", "--source", small_tree.root, "--patches-dir", small_tree.patches)
+    assert cli(*export).returncode == 0
+    small_tree.commit("Bad change", dict(changes))
+    before = tree_digest(small_tree.patches)
+    for args in (export, (*export, "--dry-run")):
+        line = one_line_error(cli(*args), where, what, "Bad change", "nothing was written")
+        assert line.startswith(f"error: {small_tree.root / where}")
+        assert tree_digest(small_tree.patches) == before
+    # the same change made right exports, and lint, apply and plain git apply all take it
+    git_cmd(small_tree.root, "reset", "-q", "--hard", "HEAD~1")
+    small_tree.commit("Good change", dict(fixed), body=body)
+    assert cli(*export).returncode == 0
+    names = [n for n in (small_tree.patches / "series").read_text().splitlines() if not n.startswith("#")]
+    assert len(names) == 2
+    lint = cli("lint", "--patches-dir", small_tree.patches)
+    assert lint.returncode == 0, lint.stderr
+    git_cmd(small_tree.root, "checkout", "-q", "--detach", small_tree.base)
+    applied = cli("apply", "--source", small_tree.root, "--patches-dir", small_tree.patches, "--force")
+    assert applied.returncode == 0, applied.stderr
+    for rel, data in fixed.items():
+        assert (small_tree.root / rel).read_bytes() == data
+    git_apply_in_order(small_tree, names, tmp_path)
 
 
 @pytest.mark.parametrize("date", ["Mon, 1 Jan 99999 00:00:00 +0000", "Fri, 1 Jan 1960 00:00:00 +0000",

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from catch_tools.errors import UserError
+from catch_tools.patches.model import FileChange, Patch
 from catch_tools.patches.parse import display_path, parse_patch, patch_diff_problems
 from catch_tools.patches.series import NON_PATCH_FILES, SERIES_NAME, entry_path, read_series_entries
 
@@ -119,9 +120,15 @@ def lint_series(patches_dir: Path, *, repo: Path | None = None) -> list[LintProb
                                                  "(tests/<path>.py::test_name)"))
         else:
             problems.extend(_check_test(test[0], test[1], file, repo))
-        declared = trailers.get("Catch-Binary", ("no", 0))[0].lower() == "yes"
-        for change in patch.files:
-            if change.binary and not declared:
-                problems.append(LintProblem(file, change.patch_line, f"binary change to {change.path} without a "
-                                            "'Catch-Binary: yes' trailer"))
+        for change in undeclared_binary(patch):
+            problems.append(LintProblem(file, change.patch_line, f"binary change to {change.path} without a "
+                                        "'Catch-Binary: yes' trailer"))
     return problems
+
+
+def undeclared_binary(patch: Patch) -> list[FileChange]:
+    """The binary changes of ``patch`` when its message has no ``Catch-Binary: yes`` trailer (lint's rule: a binary
+    change is reviewed on purpose, and only git mode applies it)."""
+    if patch.meta.trailers.get("Catch-Binary", ("no", 0))[0].lower() == "yes":
+        return []
+    return [change for change in patch.files if change.binary]
