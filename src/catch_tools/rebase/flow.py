@@ -36,6 +36,7 @@ from catch_tools.rebase.state import (
     PatchState,
     RebaseState,
     StateStore,
+    StateUnreadable,
     StepResult,
     changed_files,
     copy_tree_exact,
@@ -195,6 +196,7 @@ class Rebase:
             self.store.dir.mkdir(parents=True, exist_ok=True)
             copy_tree_exact(self.patches, self.store.backup)
             state.patches = [PatchState(name=n, commit="", drop_reason=drops.get(n)) for n in names]
+            self.store.save_start(state)
             self.store.save(state)
             _crash_point("start")
             try:
@@ -234,20 +236,54 @@ class Rebase:
         ``refs/patches/*``, ``patches/`` and pin, gitlink). Returns warnings (hand edits to ``patches/`` are kept in a
         copy next to the state directory before being undone).
 
+        A damaged or hand-edited ``state.json`` does not stop it: everything it restores is also in the start record
+        (``start.json``, :class:`~catch_tools.rebase.state.StateStore`), which it then uses, with a warning.
+
         Raises:
-            UserError: no rebase in progress.
+            UserError: no rebase in progress; the state and the start record are both unreadable (the message says
+                how to clean up by hand).
         """
         with self.store.lock():
-            return self._undo(self._load())
+            try:
+                state = self._load()
+            except StateUnreadable as err:
+                start = self._start_record(err)
+                where = f"{err.path}:{err.line}" if err.line else err.path
+                return [f"{where}: unreadable rebase state ({err.why}): aborted with the start record "
+                        f"{self.store.start_file}",
+                        *self._undo(start, phase_known=False)]
+            return self._undo(state)
 
-    def _undo(self, state: RebaseState) -> list[str]:
-        """Put back everything recorded in ``state`` (see :meth:`abort`); remove the state."""
+    def _start_record(self, err: StateUnreadable) -> RebaseState:
+        """The start record, when ``state.json`` is unreadable (``err``); a UserError saying how to clean up by hand
+        when it is unreadable too."""
+        try:
+            state = self.store.load_start()
+        except StateUnreadable as again:
+            up, patches, backup = self.repo.path, self.patches, self.store.backup
+            raise UserError(
+                f"unreadable rebase state ({err.why}), and the start record too ({again.why}): --abort cannot tell "
+                f"where the rebase started (START: the branch or commit {up} was on, see `git -C {up} reflog`); "
+                f"clean up by hand: `git -C {up} reset -q --hard && git -C {up} checkout -q <START> && git -C {up} "
+                f"update-ref -d {REF_OLD_TIP} && rm -rf {patches} && cp -a {backup} {patches} && "
+                f"rm -rf {self.store.dir}`", path=err.path, line=err.line) from None
+        if Path(state.project) != self.project:
+            raise UserError(f"the rebase in progress belongs to the project {state.project}; pass --project "
+                            f"{state.project}", path=self.project)
+        return state
+
+    def _undo(self, state: RebaseState, *, phase_known: bool = True) -> list[str]:
+        """Put back everything recorded in ``state`` (see :meth:`abort`); remove the state. ``phase_known`` is False
+        for the start record (then the rebase may have rewritten ``patches/`` itself)."""
         warnings = []
-        if self.patches.exists() and state.phase != "finalize" and tree_hash(self.patches) != state.patches_hash:
+        edited = self.patches.exists() and tree_hash(self.patches) != state.patches_hash
+        if edited and (state.phase != "finalize" or not phase_known):
             keep = self.repo.git_dir / "catch-rebase-aborted-patches"
             copy_tree_exact(self.patches, keep)
-            edited = ", ".join(changed_files(self.patches, self.store.backup))
-            warnings.append(f"patches/ had been edited during the rebase ({edited}); that copy is kept in {keep}")
+            names = ", ".join(changed_files(self.patches, self.store.backup))
+            warnings.append(f"patches/ had been edited during the rebase ({names}); that copy is kept in {keep}"
+                            if phase_known else f"patches/ differs from its state before the rebase ({names}: hand "
+                            f"edits or the rebase's own export); that copy is kept in {keep}")
         if (self.repo.git_dir / "rebase-apply").exists():
             self.repo.run("am", "--abort", check=False)
         if state.orig_head is not None:
