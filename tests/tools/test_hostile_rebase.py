@@ -1,8 +1,9 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Hostile and careless input to ``scripts/rebase.py``: a damaged or hand-edited state file is one line, and
-``--abort`` still puts everything back."""
+"""Hostile and careless input to ``scripts/rebase.py``: a damaged or hand-edited state file (one line, and
+``--abort`` still puts everything back), ``--report`` where no file can be written, a manifest or constraints file
+that is not UTF-8, and advice naming only options ``rebase.py`` has."""
 
 from __future__ import annotations
 
@@ -113,3 +114,59 @@ def test_abort_with_state_and_start_record_both_damaged_gives_a_cleanup_that_wor
     after = snapshot(proj, up)
     for key in ("patches", "constraints", "index", "refs", "head", "status"):
         assert after[key] == before[key], key
+
+
+@pytest.mark.parametrize("layout", ["below-a-file", "md-is-a-directory"])
+def test_report_where_no_file_can_be_written_is_refused_before_anything_changes(tmp_path: Path, layout: str) -> None:
+    proj, up = build(tmp_path, conflict=False)
+    blocker = tmp_path / "notes.txt"
+    if layout == "below-a-file":
+        blocker.write_text("my notes\n")
+        report = blocker / "rebase"
+    else:
+        (tmp_path / "rep.md").mkdir()
+        report = tmp_path / "rep"
+    before = snapshot(proj, up)
+    one_line_error(run_cli(proj, up, "--onto", "v2.14.0", "--report", str(report)),
+                   str(blocker) if layout == "below-a-file" else str(tmp_path / "rep.md"))
+    assert snapshot(proj, up) == before
+    assert not (up / ".git" / "catch-rebase").exists()
+
+
+def test_manifest_not_utf8_is_one_line_with_its_line(tmp_path: Path) -> None:
+    proj, up = build(tmp_path, conflict=False)
+    manifest = proj / "patches" / "manifest.toml"
+    lines = manifest.read_bytes().split(b"\n")
+    lines.insert(2, b"# pinned by J\xf6rg")
+    manifest.write_bytes(b"\n".join(lines))
+    before = snapshot(proj, up)
+    one_line_error(run_cli(proj, up, "--onto", "v2.14.0"), f"{manifest}:3: non-UTF-8 byte 0xf6")
+    assert snapshot(proj, up) == before
+
+
+@pytest.mark.parametrize("missing", ["series", "manifest.toml"])
+def test_advice_names_only_options_rebase_has(tmp_path: Path, missing: str) -> None:
+    proj, up = build(tmp_path, conflict=False)
+    (proj / "patches" / missing).unlink()
+    before = snapshot(proj, up)
+    line = one_line_error(run_cli(proj, up, "--onto", "v2.14.0"), "--project DIR")
+    assert "--patches-dir" not in line and "--pin" not in line
+    assert snapshot(proj, up) == before
+
+
+def test_constraints_not_utf8_is_kept_byte_for_byte(tmp_path: Path) -> None:
+    proj, up = build(tmp_path, conflict=True)
+    constraints = proj / "constraints.txt"
+    constraints.write_bytes(b"# pinned by J\xf6rg\n" + constraints.read_bytes())
+    before = snapshot(proj, up)
+    assert run_cli(proj, up, "--onto", "v2.14.0").returncode == 1  # stopped at the conflict in b
+    res = run_cli(proj, up, "--abort")
+    assert res.returncode == 0, res.stderr
+    assert snapshot(proj, up) == before
+    proj, up = build(tmp_path / "clean", conflict=False)
+    constraints = proj / "constraints.txt"
+    constraints.write_bytes(b"# pinned by J\xf6rg\n" + constraints.read_bytes())
+    res = run_cli(proj, up, "--onto", "v2.14.0")
+    assert res.returncode == 0, res.stderr
+    data = constraints.read_bytes()
+    assert data.startswith(b"# pinned by J\xf6rg\n") and b"torch==2.14.0" in data

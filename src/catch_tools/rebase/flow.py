@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from catch_tools.errors import UserError
-from catch_tools.pin import load_pin, manifest_path
 from catch_tools.rebase import batch, pick, pinning, report, resolutions, series
 from catch_tools.rebase.gitrepo import GitRepo
 from catch_tools.rebase.state import (
@@ -42,6 +41,7 @@ from catch_tools.rebase.state import (
     copy_tree_exact,
     tree_hash,
 )
+from catch_tools.userfiles import read_regular_file
 
 REF_BASE = "refs/patches/base"
 REF_APPLIED = "refs/patches/applied"
@@ -60,10 +60,18 @@ _crash_counts: dict[str, int] = {}
 
 
 def _read_or_none(path: Path) -> str | None:
+    """The text of a file ``--abort`` puts back, or None when there is none; bytes that are not UTF-8 are kept
+    (``surrogateescape``: JSON stores them as escapes, :meth:`Rebase._undo` writes the same bytes back).
+
+    Raises:
+        UserError: ``path`` is a directory, a FIFO, socket or device (never opened for reading).
+    """
     try:
-        return path.read_text(encoding="utf-8")
+        return read_regular_file(path, "a regular file the rebase may rewrite").decode("utf-8", "surrogateescape")
     except FileNotFoundError:
         return None
+    except IsADirectoryError:
+        raise UserError("is a directory, but the rebase writes a file here", path=path) from None
 
 
 def _crash_point(name: str) -> None:
@@ -176,6 +184,8 @@ class Rebase:
             names = series.names(self.patches)
             drops = dict(drops or {})
             self._check_drops(drops, names)
+            if report_path is not None:
+                _check_report_path(report_path)
             old_base, old_ref = pinning.resolve_base(self.repo, self.project)
             steps = [*(via or []), onto]
             commits = self._resolve_steps(steps, old_base)
@@ -297,7 +307,7 @@ class Rebase:
             if content is None:
                 Path(name).unlink(missing_ok=True)
             else:
-                Path(name).write_text(content, encoding="utf-8")
+                Path(name).write_text(content, encoding="utf-8", errors="surrogateescape")
         for directory in map(Path, state.orig_absent_dirs):
             if directory.is_dir() and not any(directory.iterdir()):
                 directory.rmdir()
@@ -419,7 +429,7 @@ class Rebase:
                 raise RuntimeError(f"unknown rebase phase {state.phase!r}")
 
     def _replay(self, state: RebaseState) -> None:
-        pin = load_pin(manifest_path(self.project))
+        pin = pinning.load_project_pin(self.project)
         commits = series.replay(self.repo, self.patches, state.old_base, pin)
         state.old_tip = commits[-1] if commits else state.old_base
         self.repo.set_ref(REF_OLD_TIP, state.old_tip)
@@ -571,7 +581,7 @@ class Rebase:
         self.repo.reset_hard(new_tip, clean=False)  # the tree was clean: only the files that differ are written
         self.repo.set_ref(REF_BASE, new_base)
         self.repo.set_ref(REF_APPLIED, new_tip)
-        new_names = series.export(self.repo, self.patches, load_pin(manifest_path(self.project)))
+        new_names = series.export(self.repo, self.patches, pinning.load_project_pin(self.project))
         if len(new_names) != len(kept):
             raise RuntimeError(f"export wrote {len(new_names)} patches for the {len(kept)} kept ones")
         renamed = dict(zip(kept, new_names, strict=True))
@@ -628,6 +638,23 @@ class Rebase:
             js.write_text(text, encoding="utf-8")
             written += [md, js]
         return written
+
+
+def _check_report_path(stem: Path) -> None:
+    """Refuse a ``--report PATH`` whose files cannot be written, before the rebase changes anything: PATH.md or
+    PATH.json is a directory or not a regular file, or a parent directory on the way is a file.
+
+    Raises:
+        UserError: naming the offending path.
+    """
+    for path in _report_files(stem.resolve()):
+        if path.exists() and not path.is_file():
+            raise UserError("is not a regular file: --report PATH writes PATH.md and PATH.json there", path=path)
+        parent = path.parent
+        while not parent.exists() and not parent.is_symlink():
+            parent = parent.parent
+        if not parent.is_dir():
+            raise UserError(f"is not a directory, so --report cannot write {path.name} below it", path=parent)
 
 
 def _report_files(stem: Path) -> tuple[Path, Path]:
