@@ -25,6 +25,7 @@ from pathlib import Path
 from catch_tools.errors import UserError, toml_error
 from catch_tools.gitcli import try_git
 from catch_tools.paths import repo_root
+from catch_tools.userfiles import read_utf8_file
 
 MANIFEST_NAME = "manifest.toml"
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
@@ -69,17 +70,20 @@ def load_pin(path: Path | None = None, *, option: str | None = None) -> Pin:
     missing manifest's error advises it, and only it (None: the tool has none, the error advises a Catch checkout).
 
     Raises:
-        UserError: missing file, TOML syntax error (with line), missing key, or a malformed commit/version.
+        UserError: missing file, not a regular file (a FIFO is never read), a byte that is not UTF-8 (with its line),
+            TOML syntax error (with line), missing key, or a malformed commit/version.
     """
     path = path or manifest_path()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_utf8_file(path, "the pin manifest")
     except FileNotFoundError:
         advice = f"pass {option}, or run from" if option else "run from"
         raise UserError(f"pin manifest not found: {advice} a Catch checkout (patches/manifest.toml)",
                         path=path) from None
     except IsADirectoryError:
         raise UserError("is a directory, expected the pin manifest file (manifest.toml)", path=path) from None
+    except OSError as err:
+        raise UserError(f"cannot read the pin manifest: {err.strerror}", path=path) from None
     return parse_pin(text, path)
 
 
@@ -168,11 +172,11 @@ def update_pin(path: Path, **changes: str | int) -> None:
     (``[series] version``). The result is validated with :func:`parse_pin` before it replaces the file.
 
     Raises:
-        UserError: an unknown key, or a key absent from the file.
+        UserError: an unknown key, or a key absent from the file; the file is not a regular UTF-8 file.
     """
     keymap = {"tag": "tag", "commit": "commit", "wheel_version": "wheel_version", "series_version": "version",
               "repository": "repository"}
-    text = path.read_text(encoding="utf-8")
+    text = read_utf8_file(path, "the pin manifest")
     for key, value in changes.items():
         if key not in keymap:
             raise UserError(f"unknown pin key {key!r}", path=path)

@@ -24,7 +24,7 @@ from catch_tools.patches.gitapply import GitTreeReader
 from catch_tools.patches.gitrepo import open_target, resolve_base
 from catch_tools.patches.model import Patch, PathClass
 from catch_tools.patches.parse import display_path, parse_patch
-from catch_tools.patches.series import read_series_entries
+from catch_tools.patches.series import entry_path, read_series_entries
 from catch_tools.pin import Pin
 from catch_tools.progress import progress as progress_display
 
@@ -122,9 +122,7 @@ def check_series(patches_dir: Path, *, source: Path | None = None, target_dir: P
     for i, entry in enumerate(entries):
         path = patches_dir / entry.name
         try:
-            if not path.is_file():
-                raise UserError(f"series names {entry.name}, which does not exist",
-                                path=display_path(patches_dir / "series"), line=entry.line)
+            entry_path(patches_dir, entry)
             patch = parse_patch(path, strip=entry.strip, name=entry.name, series_line=entry.line)
         except UserError as err:
             checks[i] = PatchCheck(entry.name, display_path(path), False, [(err.path or "", err.line, err.message)])

@@ -21,6 +21,7 @@ would delete every patch). ``dry_run`` changes nothing and lists the patches tha
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from dataclasses import dataclass, field
@@ -28,7 +29,8 @@ from pathlib import Path
 
 from catch_tools.errors import UserError
 from catch_tools.patches.gitrepo import REF_BASE, clear_state, open_target, read_state, resolve_base, run_git
-from catch_tools.patches.parse import display_path
+from catch_tools.patches.lint import undeclared_binary
+from catch_tools.patches.parse import display_path, parse_patch
 from catch_tools.patches.series import SERIES_NAME, read_series_entries
 from catch_tools.pin import Pin
 
@@ -108,22 +110,30 @@ def export_series(source: Path, patches_dir: Path, *, base: str | None = None, d
     if count == 0:
         raise UserError(f"no commits on top of the base {base_sha[:12]}: refusing an empty export (it would delete "
                         "every patch; use `reverse` to drop the series from the tree)", path=str(target.root))
+    if patches_dir.exists() and not patches_dir.is_dir():
+        raise UserError("is a file, expected the patches/ directory (pass --patches-dir DIR)",
+                        path=display_path(patches_dir))
     series_path = patches_dir / SERIES_NAME
-    old_series = series_path.read_text(encoding="utf-8") if series_path.is_file() else None
-    old_names = [e.name for e in read_series_entries(patches_dir)] if old_series is not None else []
+    old_series: str | None = None
+    old_names: list[str] = []
+    if os.path.lexists(series_path):
+        old_names = [e.name for e in read_series_entries(patches_dir)]  # refuses a FIFO, a bad byte or line
+        old_series = series_path.read_text(encoding="utf-8")
     old_files = {n: (patches_dir / n).read_bytes() for n in old_names if (patches_dir / n).is_file()}
     old_by_key = {equivalence_key(data): data for data in old_files.values()}
     result = ExportResult()
     new_files: dict[str, bytes] = {}
     with tempfile.TemporaryDirectory() as tmp:
         run_git(target.root, "format-patch", *FORMAT_PATCH_OPTIONS, "-o", tmp, f"{base_sha}..{head}")
-        for path in sorted(Path(tmp).iterdir()):
+        written = sorted(Path(tmp).iterdir())
+        if len(written) != count:
+            raise UserError(f"git format-patch wrote {len(written)} patches for {count} commits (empty commits "
+                            "cannot be exported: drop them)", path=str(target.root))
+        _refuse_unacceptable(target.root, f"{base_sha}..{head}", written)
+        for path in written:
             data = path.read_bytes()
             new_files[path.name] = old_by_key.get(equivalence_key(data), data)
     names = list(new_files)
-    if len(names) != count:
-        raise UserError(f"git format-patch wrote {len(names)} patches for {count} commits (empty commits cannot be "
-                        "exported: drop them)", path=str(target.root))
     for name, data in new_files.items():
         (result.kept if old_files.get(name) == data else result.written).append(name)
     result.removed = [n for n in old_names if n not in new_files]
@@ -144,6 +154,77 @@ def export_series(source: Path, patches_dir: Path, *, base: str | None = None, d
     if state is not None and state.operation == "stopped":
         clear_state(target)
     return result
+
+
+def _refuse_unacceptable(root: Path, commits_range: str, written: list[Path]) -> None:
+    """Raise for the first exported patch (in ``written``, one per commit of ``commits_range`` in order) that the engine
+    would refuse (:func:`~catch_tools.patches.parse.parse_patch`: UTF-8, LF line endings, a diff git applies...) or
+    that ``lint`` rejects as an undeclared binary change; the error names the commit, and the file and line of the
+    commit's change when the problem is in its diff.
+
+    Raises:
+        UserError: before anything is written (``git format-patch`` writes raw bytes: a file with CRLF lines or
+            bytes that are not UTF-8 becomes a patch the engine refuses).
+    """
+    log = run_git(root, "log", "--reverse", "--format=%H %s", commits_range).stdout
+    commits = [line.split(" ", 1) + [""] for line in log.decode("utf-8", "replace").splitlines()]
+    for (sha, subject, *_), path in zip(commits, written, strict=True):
+        what = f"commit {sha[:12]} ({subject!r}) cannot be exported"
+        fix = "fix the commit (git commit --amend or git rebase -i) and export again; nothing was written"
+        try:
+            patch = parse_patch(path)
+        except UserError as err:
+            file, line = _locate(path.read_bytes(), err.line)
+            if not file:
+                part = "its message" if file is None else "its diff"
+                raise UserError(f"{what}: {part}: {err.message}; {fix}", path=str(root)) from None
+            raise UserError(f"{what}: {err.message}; {fix}", path=display_path(root / file), line=line) from None
+        binary = undeclared_binary(patch)
+        if binary:
+            raise UserError(f"{what}: binary change without a 'Catch-Binary: yes' trailer in its message (lint "
+                            "refuses it); add the trailer if the binary file is meant, else drop the file; then "
+                            "export again; nothing was written", path=display_path(root / binary[0].path))
+
+
+_HUNK_START = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def _diff_name(side: bytes) -> str | None:
+    """The path of a ``---``/``+++`` line's name (``a/x``, ``"b/caf\\303\\251"``), None for ``/dev/null``."""
+    name = side.strip().strip(b'"')
+    return None if name == b"/dev/null" else name.split(b"/", 1)[-1].decode("utf-8", "replace")
+
+
+def _locate(data: bytes, patch_line: int | None) -> tuple[str | None, int | None]:
+    """The file a 1-based line of the ``git format-patch`` output ``data`` belongs to (None: the commit message; "":
+    a diff header before the file is named) and its line in that file: the new file's for a context or added line,
+    None for a removed line or a header."""
+    if patch_line is None:
+        return None, None
+    file: str | None = None
+    old_name: str | None = None
+    new = old_left = new_left = 0
+    lines = data.split(b"\n")
+    for text in lines[: patch_line - 1]:
+        if old_left > 0 or new_left > 0:  # a hunk body: count its lines
+            kind = text[:1]
+            old_left -= kind in (b" ", b"-")
+            new_left -= kind in (b" ", b"+")
+            new += kind in (b" ", b"+")
+            continue
+        hunk = _HUNK_START.match(text)
+        if hunk:
+            new = int(hunk.group(3))
+            old_left, new_left = int(hunk.group(2) or 1), int(hunk.group(4) or 1)
+        elif text.startswith(b"diff --git "):
+            file = ""  # in the diff, its file not named yet
+        elif text.startswith(b"--- "):
+            old_name = _diff_name(text[4:])
+        elif text.startswith(b"+++ "):
+            file = _diff_name(text[4:]) or old_name
+    here = lines[patch_line - 1][:1] if patch_line - 1 < len(lines) else b""
+    in_body = (old_left > 0 or new_left > 0) and here in (b" ", b"+")
+    return file, (new if in_body else None)
 
 
 def describe_export(result: ExportResult, patches_dir: Path, dry_run: bool) -> list[str]:

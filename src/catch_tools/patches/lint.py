@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from catch_tools.errors import UserError
+from catch_tools.patches.model import FileChange, Patch
 from catch_tools.patches.parse import display_path, parse_patch, patch_diff_problems
-from catch_tools.patches.series import NON_PATCH_FILES, SERIES_NAME, read_series_entries
+from catch_tools.patches.series import NON_PATCH_FILES, SERIES_NAME, entry_path, read_series_entries
 
 UPSTREAM_STATUS_RE = re.compile(
     r"^(Pending|Denied|Submitted \[[^\]]+\]|Backport \[[^\]]+\]|Inappropriate \[[^\]]+\]"
@@ -59,8 +60,8 @@ def _check_test(value: str, line: int, file: str, repo: Path | None) -> list[Lin
     test_file = repo / m.group(1)
     if not test_file.is_file():
         return [LintProblem(file, line, f"Catch-Test names {m.group(1)}, which does not exist")]
-    if not re.search(rf"^\s*(async\s+)?def {re.escape(m.group(2))}\(", test_file.read_text(encoding="utf-8"),
-                     re.MULTILINE):
+    source = test_file.read_text(encoding="utf-8", errors="replace")
+    if not re.search(rf"^\s*(async\s+)?def {re.escape(m.group(2))}\(", source, re.MULTILINE):
         return [LintProblem(file, line, f"Catch-Test names {m.group(2)}, which {m.group(1)} does not define")]
     return []
 
@@ -91,8 +92,10 @@ def lint_series(patches_dir: Path, *, repo: Path | None = None) -> list[LintProb
             continue
         path = patches_dir / entry.name
         file = display_path(path)
-        if not path.is_file():
-            problems.append(LintProblem(series_file, entry.line, f"series names {entry.name}, which does not exist"))
+        try:
+            entry_path(patches_dir, entry)
+        except UserError as err:
+            problems.append(LintProblem(err.path or series_file, err.line, err.message))
             continue
         found = patch_diff_problems(path, entry.strip)
         problems.extend(LintProblem(file, p.line, p.message) for p in found)
@@ -117,9 +120,15 @@ def lint_series(patches_dir: Path, *, repo: Path | None = None) -> list[LintProb
                                                  "(tests/<path>.py::test_name)"))
         else:
             problems.extend(_check_test(test[0], test[1], file, repo))
-        declared = trailers.get("Catch-Binary", ("no", 0))[0].lower() == "yes"
-        for change in patch.files:
-            if change.binary and not declared:
-                problems.append(LintProblem(file, change.patch_line, f"binary change to {change.path} without a "
-                                            "'Catch-Binary: yes' trailer"))
+        for change in undeclared_binary(patch):
+            problems.append(LintProblem(file, change.patch_line, f"binary change to {change.path} without a "
+                                        "'Catch-Binary: yes' trailer"))
     return problems
+
+
+def undeclared_binary(patch: Patch) -> list[FileChange]:
+    """The binary changes of ``patch`` when its message has no ``Catch-Binary: yes`` trailer (lint's rule: a binary
+    change is reviewed on purpose, and only git mode applies it)."""
+    if patch.meta.trailers.get("Catch-Binary", ("no", 0))[0].lower() == "yes":
+        return []
+    return [change for change in patch.files if change.binary]

@@ -33,6 +33,7 @@ from unidiff.errors import UnidiffParseError
 from catch_tools.errors import UserError
 from catch_tools.patches.model import MODE_LINK, FileChange, Hunk, HunkLine, Patch, PatchFormat, PatchMeta
 from catch_tools.patches.validate import DiffProblem, diff_problems
+from catch_tools.userfiles import decode_utf8, read_regular_file
 
 _FIELD_RE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*):(?:\s(.*)|)$")
 _PATCH_PREFIX_RE = re.compile(r"^\[PATCH[^\]]*\]\s*")
@@ -51,13 +52,7 @@ def display_path(path: Path) -> str:
 
 
 def _decode(raw: bytes, where: str) -> str:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = raw.count(b"\n", 0, err.start) + 1
-        raise UserError(
-            f"non-UTF-8 byte 0x{raw[err.start]:02x}: patch files must be UTF-8 (re-encode it, e.g. iconv -t UTF-8)",
-            path=where, line=line) from None
+    text = decode_utf8(raw, where, "patch files")
     cr = text.find("\r")
     if cr >= 0:
         line = text.count("\n", 0, cr) + 1
@@ -105,20 +100,39 @@ def _parse_mbox(head: list[str], where: str) -> PatchMeta:
     if not subject:
         raise UserError("mbox patch has no Subject header: add one (Subject: <what it fixes>)", path=where, line=1)
     name, addr = email.utils.parseaddr(str(msg.get("From", "")))
-    date: tuple[int, str] | None = None
-    if msg.get("Date") is not None:
-        parsed = email.utils.parsedate_tz(str(msg["Date"]))
-        if parsed is None:
-            raise UserError(f"cannot parse Date header {str(msg['Date'])!r}", path=where, line=1)
-        offset = parsed[9] or 0
-        sign = "-" if offset < 0 else "+"
-        date = (int(email.utils.mktime_tz(parsed)), f"{sign}{abs(offset) // 3600:02d}{abs(offset) % 3600 // 60:02d}")
+    date = None if msg.get("Date") is None else _mbox_date(str(msg["Date"]), head[1:end], where)
     body = head[end + 1:]
     if "---" in body:
         body = body[: body.index("---")]
     trailers = _trailers(body, end + 2)
     return PatchMeta(subject=subject, body="\n".join(_strip_blank(body)), author_name=name or None,
                      author_email=addr or None, date=date, trailers=trailers, format="mbox")
+
+
+def _mbox_date(value: str, header_lines: list[str], where: str) -> tuple[int, str]:
+    """The ``Date`` header as ``(seconds since the epoch, "+hhmm")``; ``header_lines`` are the mbox headers from the
+    patch's line 2, for the line of an error.
+
+    Refused: what RFC 2822 parsing (``email.utils.parsedate_tz``) cannot read; a date before 1970 or after year 9999
+    (git keeps commit times as unsigned seconds since the epoch and refuses years past 9999, as Python's datetime
+    does); a zone beyond +-14:00 (``git fast-import --date-format=raw`` refuses it: "resulting date is too far").
+    """
+    line = 2 + next((i for i, text in enumerate(header_lines) if text.lower().startswith("date:")), -1)
+    parsed = email.utils.parsedate_tz(value)
+    if parsed is None:
+        raise UserError(f"cannot parse Date header {value!r}", path=where, line=line)
+    offset = parsed[9] or 0
+    try:
+        if abs(offset) > 14 * 3600:
+            raise ValueError("zone offset beyond +-14:00")
+        seconds = int(email.utils.mktime_tz(parsed))
+        if seconds < 0:
+            raise ValueError("before 1970")
+    except (ValueError, OverflowError) as err:
+        raise UserError(f"Date header {value!r} is out of range ({err}): git records commit times from 1970 to "
+                        "year 9999 in zones within +-14:00", path=where, line=line) from None
+    sign = "-" if offset < 0 else "+"
+    return seconds, f"{sign}{abs(offset) // 3600:02d}{abs(offset) % 3600 // 60:02d}"
 
 
 def _parse_dep3(head: list[str], fallback_subject: str) -> PatchMeta:
@@ -289,7 +303,7 @@ def parse_patch(path: Path, *, strip: int = 1, name: str | None = None, series_l
     """
     where = display_path(path)
     try:
-        raw = path.read_bytes()
+        raw = read_regular_file(path, "a patch file")
     except OSError as err:
         raise UserError(f"cannot read patch: {err.strerror}", path=where) from None
     if not raw.strip():
@@ -324,8 +338,8 @@ def patch_diff_problems(path: Path, strip: int = 1) -> list[DiffProblem]:
     including those ``git apply`` accepts. Empty when the file cannot be read or decoded (``parse_patch`` reports
     that)."""
     try:
-        lines = path.read_bytes().decode("utf-8").split("\n")
-    except (OSError, UnicodeDecodeError):
+        lines = read_regular_file(path, "a patch file").decode("utf-8").split("\n")
+    except (OSError, UnicodeDecodeError, UserError):
         return []
     start = diff_start(lines)
     if start is None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from catch_tools.errors import UserError
 from catch_tools.patches.model import Patch
 from catch_tools.patches.parse import display_path, parse_patch
+from catch_tools.userfiles import decode_utf8, read_regular_file
 
 SERIES_NAME = "series"
 #: Files in ``patches/`` that are not patches.
@@ -33,24 +34,29 @@ class SeriesEntry:
     line: int
 
 
-def read_series_entries(patches_dir: Path, *, allow_duplicates: bool = False) -> list[SeriesEntry]:
+def read_series_entries(patches_dir: Path, *, allow_duplicates: bool = False,
+                        hint: str = "pass --patches-dir DIR holding a quilt series file") -> list[SeriesEntry]:
     """Parse ``<patches_dir>/series`` into entries (no patch file is read).
 
+    ``hint`` is the advice for a missing series, in the calling tool's own options (``rebase.py`` has
+    ``--project DIR``, not ``--patches-dir``).
+
     Raises:
-        UserError: missing series file, a bad option, a name with a path separator or ``..``, a duplicate entry.
+        UserError: missing series file, not a regular file (a FIFO is never opened for reading), a byte that is not
+        UTF-8 (with its line), a bad option, a name with a path separator or ``..``, a duplicate entry.
     """
     series = patches_dir / SERIES_NAME
     where = display_path(series)
     try:
-        text = series.read_text(encoding="utf-8")
+        text = decode_utf8(read_regular_file(series, "the quilt series file"), where, "the series file")
     except (FileNotFoundError, NotADirectoryError):
         what = "is a file, expected the patches/ directory" if patches_dir.is_file() else "series file not found"
-        raise UserError(what + " (pass --patches-dir DIR holding a quilt series file)",
-                        path=display_path(patches_dir if patches_dir.is_file() else series)) from None
+        raise UserError(f"{what} ({hint})", path=display_path(patches_dir if patches_dir.is_file() else series)
+                        ) from None
     except IsADirectoryError:
         raise UserError("is a directory, expected the quilt series file", path=where) from None
-    except UnicodeDecodeError:
-        raise UserError("series file is not UTF-8: re-encode it (iconv -t UTF-8)", path=where) from None
+    except OSError as err:
+        raise UserError(f"cannot read the series file: {err.strerror}", path=where) from None
     entries: list[SeriesEntry] = []
     seen: dict[str, int] = {}
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -75,22 +81,37 @@ def read_series_entries(patches_dir: Path, *, allow_duplicates: bool = False) ->
     return entries
 
 
+def entry_path(patches_dir: Path, entry: SeriesEntry) -> Path:
+    """The patch file a series entry names, checked to be there and a regular file (a FIFO named in ``series`` is
+    refused, never opened).
+
+    Raises:
+        UserError: naming ``series`` and the entry's line: the file does not exist, or is not a regular file.
+    """
+    path = patches_dir / entry.name
+    if path.is_file():
+        return path
+    where = display_path(patches_dir / SERIES_NAME)
+    if path.exists():
+        kind = "a directory" if path.is_dir() else "not a regular file (a FIFO, socket or device)"
+        raise UserError(f"series names {entry.name}, which is {kind}: a patch must be a regular file", path=where,
+                        line=entry.line)
+    raise UserError(f"series names {entry.name}, which does not exist in {display_path(patches_dir)}", path=where,
+                    line=entry.line)
+
+
 def load_series(patches_dir: Path) -> list[Patch]:
     """Read the series and parse every patch it names, in order.
 
     Returns the parsed :class:`~catch_tools.patches.model.Patch` list (possibly empty).
 
     Raises:
-        UserError: any series problem (see :func:`read_series_entries`), a series entry whose file is missing
-        (``series:<line>``), or any parse problem of a patch (``<patch>:<line>``, see
-        :func:`catch_tools.patches.parse.parse_patch`).
+        UserError: any series problem (see :func:`read_series_entries`), a series entry whose file is missing or not
+        a regular file (``series:<line>``, :func:`entry_path`), or any parse problem of a patch (``<patch>:<line>``,
+        see :func:`catch_tools.patches.parse.parse_patch`).
     """
     patches: list[Patch] = []
-    where = display_path(patches_dir / SERIES_NAME)
     for entry in read_series_entries(patches_dir):
-        path = patches_dir / entry.name
-        if not path.is_file():
-            raise UserError(f"series names {entry.name}, which does not exist in {display_path(patches_dir)}",
-                            path=where, line=entry.line)
+        path = entry_path(patches_dir, entry)
         patches.append(parse_patch(path, strip=entry.strip, name=entry.name, series_line=entry.line))
     return patches

@@ -101,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.abort:
         for warning in rebase.abort():
-            console.print(f"warning: {warning}")
+            console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)  # one line each
         print(f"rebase aborted: {upstream} and {project / 'patches'} are back to their state before it")
         return 0
     with progress("rebase") as shown:

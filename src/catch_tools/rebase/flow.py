@@ -29,18 +29,19 @@ from pathlib import Path
 from typing import Any
 
 from catch_tools.errors import UserError
-from catch_tools.pin import load_pin, manifest_path
 from catch_tools.rebase import batch, pick, pinning, report, resolutions, series
 from catch_tools.rebase.gitrepo import GitRepo
 from catch_tools.rebase.state import (
     PatchState,
     RebaseState,
     StateStore,
+    StateUnreadable,
     StepResult,
     changed_files,
     copy_tree_exact,
     tree_hash,
 )
+from catch_tools.userfiles import read_regular_file
 
 REF_BASE = "refs/patches/base"
 REF_APPLIED = "refs/patches/applied"
@@ -59,10 +60,18 @@ _crash_counts: dict[str, int] = {}
 
 
 def _read_or_none(path: Path) -> str | None:
+    """The text of a file ``--abort`` puts back, or None when there is none; bytes that are not UTF-8 are kept
+    (``surrogateescape``: JSON stores them as escapes, :meth:`Rebase._undo` writes the same bytes back).
+
+    Raises:
+        UserError: ``path`` is a directory, a FIFO, socket or device (never opened for reading).
+    """
     try:
-        return path.read_text(encoding="utf-8")
+        return read_regular_file(path, "a regular file the rebase may rewrite").decode("utf-8", "surrogateescape")
     except FileNotFoundError:
         return None
+    except IsADirectoryError:
+        raise UserError("is a directory, but the rebase writes a file here", path=path) from None
 
 
 def _crash_point(name: str) -> None:
@@ -175,6 +184,8 @@ class Rebase:
             names = series.names(self.patches)
             drops = dict(drops or {})
             self._check_drops(drops, names)
+            if report_path is not None:
+                _check_report_path(report_path)
             old_base, old_ref = pinning.resolve_base(self.repo, self.project)
             steps = [*(via or []), onto]
             commits = self._resolve_steps(steps, old_base)
@@ -195,6 +206,7 @@ class Rebase:
             self.store.dir.mkdir(parents=True, exist_ok=True)
             copy_tree_exact(self.patches, self.store.backup)
             state.patches = [PatchState(name=n, commit="", drop_reason=drops.get(n)) for n in names]
+            self.store.save_start(state)
             self.store.save(state)
             _crash_point("start")
             try:
@@ -234,20 +246,54 @@ class Rebase:
         ``refs/patches/*``, ``patches/`` and pin, gitlink). Returns warnings (hand edits to ``patches/`` are kept in a
         copy next to the state directory before being undone).
 
+        A damaged or hand-edited ``state.json`` does not stop it: everything it restores is also in the start record
+        (``start.json``, :class:`~catch_tools.rebase.state.StateStore`), which it then uses, with a warning.
+
         Raises:
-            UserError: no rebase in progress.
+            UserError: no rebase in progress; the state and the start record are both unreadable (the message says
+                how to clean up by hand).
         """
         with self.store.lock():
-            return self._undo(self._load())
+            try:
+                state = self._load()
+            except StateUnreadable as err:
+                start = self._start_record(err)
+                where = f"{err.path}:{err.line}" if err.line else err.path
+                return [f"{where}: unreadable rebase state ({err.why}): aborted with the start record "
+                        f"{self.store.start_file}",
+                        *self._undo(start, phase_known=False)]
+            return self._undo(state)
 
-    def _undo(self, state: RebaseState) -> list[str]:
-        """Put back everything recorded in ``state`` (see :meth:`abort`); remove the state."""
+    def _start_record(self, err: StateUnreadable) -> RebaseState:
+        """The start record, when ``state.json`` is unreadable (``err``); a UserError saying how to clean up by hand
+        when it is unreadable too."""
+        try:
+            state = self.store.load_start()
+        except StateUnreadable as again:
+            up, patches, backup = self.repo.path, self.patches, self.store.backup
+            raise UserError(
+                f"unreadable rebase state ({err.why}), and the start record too ({again.why}): --abort cannot tell "
+                f"where the rebase started (START: the branch or commit {up} was on, see `git -C {up} reflog`); "
+                f"clean up by hand: `git -C {up} reset -q --hard && git -C {up} checkout -q <START> && git -C {up} "
+                f"update-ref -d {REF_OLD_TIP} && rm -rf {patches} && cp -a {backup} {patches} && "
+                f"rm -rf {self.store.dir}`", path=err.path, line=err.line) from None
+        if Path(state.project) != self.project:
+            raise UserError(f"the rebase in progress belongs to the project {state.project}; pass --project "
+                            f"{state.project}", path=self.project)
+        return state
+
+    def _undo(self, state: RebaseState, *, phase_known: bool = True) -> list[str]:
+        """Put back everything recorded in ``state`` (see :meth:`abort`); remove the state. ``phase_known`` is False
+        for the start record (then the rebase may have rewritten ``patches/`` itself)."""
         warnings = []
-        if self.patches.exists() and state.phase != "finalize" and tree_hash(self.patches) != state.patches_hash:
+        edited = self.patches.exists() and tree_hash(self.patches) != state.patches_hash
+        if edited and (state.phase != "finalize" or not phase_known):
             keep = self.repo.git_dir / "catch-rebase-aborted-patches"
             copy_tree_exact(self.patches, keep)
-            edited = ", ".join(changed_files(self.patches, self.store.backup))
-            warnings.append(f"patches/ had been edited during the rebase ({edited}); that copy is kept in {keep}")
+            names = ", ".join(changed_files(self.patches, self.store.backup))
+            warnings.append(f"patches/ had been edited during the rebase ({names}); that copy is kept in {keep}"
+                            if phase_known else f"patches/ differs from its state before the rebase ({names}: hand "
+                            f"edits or the rebase's own export); that copy is kept in {keep}")
         if (self.repo.git_dir / "rebase-apply").exists():
             self.repo.run("am", "--abort", check=False)
         if state.orig_head is not None:
@@ -261,7 +307,7 @@ class Rebase:
             if content is None:
                 Path(name).unlink(missing_ok=True)
             else:
-                Path(name).write_text(content, encoding="utf-8")
+                Path(name).write_text(content, encoding="utf-8", errors="surrogateescape")
         for directory in map(Path, state.orig_absent_dirs):
             if directory.is_dir() and not any(directory.iterdir()):
                 directory.rmdir()
@@ -383,7 +429,7 @@ class Rebase:
                 raise RuntimeError(f"unknown rebase phase {state.phase!r}")
 
     def _replay(self, state: RebaseState) -> None:
-        pin = load_pin(manifest_path(self.project))
+        pin = pinning.load_project_pin(self.project)
         commits = series.replay(self.repo, self.patches, state.old_base, pin)
         state.old_tip = commits[-1] if commits else state.old_base
         self.repo.set_ref(REF_OLD_TIP, state.old_tip)
@@ -535,7 +581,7 @@ class Rebase:
         self.repo.reset_hard(new_tip, clean=False)  # the tree was clean: only the files that differ are written
         self.repo.set_ref(REF_BASE, new_base)
         self.repo.set_ref(REF_APPLIED, new_tip)
-        new_names = series.export(self.repo, self.patches, load_pin(manifest_path(self.project)))
+        new_names = series.export(self.repo, self.patches, pinning.load_project_pin(self.project))
         if len(new_names) != len(kept):
             raise RuntimeError(f"export wrote {len(new_names)} patches for the {len(kept)} kept ones")
         renamed = dict(zip(kept, new_names, strict=True))
@@ -592,6 +638,23 @@ class Rebase:
             js.write_text(text, encoding="utf-8")
             written += [md, js]
         return written
+
+
+def _check_report_path(stem: Path) -> None:
+    """Refuse a ``--report PATH`` whose files cannot be written, before the rebase changes anything: PATH.md or
+    PATH.json is a directory or not a regular file, or a parent directory on the way is a file.
+
+    Raises:
+        UserError: naming the offending path.
+    """
+    for path in _report_files(stem.resolve()):
+        if path.exists() and not path.is_file():
+            raise UserError("is not a regular file: --report PATH writes PATH.md and PATH.json there", path=path)
+        parent = path.parent
+        while not parent.exists() and not parent.is_symlink():
+            parent = parent.parent
+        if not parent.is_dir():
+            raise UserError(f"is not a directory, so --report cannot write {path.name} below it", path=parent)
 
 
 def _report_files(stem: Path) -> tuple[Path, Path]:

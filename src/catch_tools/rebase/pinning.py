@@ -12,6 +12,7 @@ tree's ``torch/version.py`` (``git_version = '<40 hex>'``); those win over the l
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from packaging.version import InvalidVersion, Version
 
 from catch_tools.errors import UserError
 from catch_tools.gitcli import run_git
-from catch_tools.pin import gitlink_commit, load_pin, manifest_path, update_pin
+from catch_tools.pin import Pin, gitlink_commit, load_pin, manifest_path, update_pin
 from catch_tools.rebase.gitrepo import GitRepo
 
 _MSG_COMMIT = re.compile(r"upstream commit ([0-9a-f]{40})")
@@ -37,6 +38,20 @@ class PinTarget:
     wheel_version: str
 
 
+def load_project_pin(root: Path) -> Pin:
+    """The pin of the project ``root`` (:func:`catch_tools.pin.load_pin` of ``<root>/patches/manifest.toml``), with
+    the advice for a missing manifest in ``rebase.py``'s own options (``--project``).
+
+    Raises:
+        UserError: as :func:`~catch_tools.pin.load_pin`.
+    """
+    path = manifest_path(root)
+    if not os.path.lexists(path):
+        raise UserError("pin manifest not found: pass --project DIR, the Catch checkout holding "
+                        "patches/manifest.toml", path=path)
+    return load_pin(path)
+
+
 def resolve_base(repo: GitRepo, root: Path) -> tuple[str, str]:
     """The commit of the current pin in ``repo`` and how the manifest names it: the pin commit when the repository has
     it (a full PyTorch clone), else the pin tag (the wheel-built repository) -- the patch engine's rule.
@@ -44,7 +59,7 @@ def resolve_base(repo: GitRepo, root: Path) -> tuple[str, str]:
     Raises:
         UserError: neither the commit nor the tag exists in ``repo``.
     """
-    pin = load_pin(manifest_path(root))
+    pin = load_project_pin(root)
     found = repo.resolve(pin.commit)
     if found:
         return found, pin.commit
@@ -107,11 +122,12 @@ def write_pin(root: Path, target: PinTarget) -> None:
     update_pin(manifest_path(root), tag=target.tag, commit=target.commit, wheel_version=target.wheel_version)
     constraints = constraints_path(root)
     if constraints.is_file():
-        text = constraints.read_text(encoding="utf-8")
+        # surrogateescape: bytes that are not UTF-8 elsewhere in the file are written back as they were
+        text = constraints.read_text(encoding="utf-8", errors="surrogateescape")
         release = Version(target.wheel_version).public
         updated = _TORCH_REQUIREMENT.sub(f"torch=={release}", text)
         if updated != text:
-            constraints.write_text(updated, encoding="utf-8")
+            constraints.write_text(updated, encoding="utf-8", errors="surrogateescape")
 
 
 def project_gitlink(root: Path) -> str | None:

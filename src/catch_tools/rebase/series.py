@@ -26,6 +26,9 @@ from catch_tools.patches.gitrepo import open_target
 from catch_tools.pin import Pin
 from catch_tools.rebase.gitrepo import GitRepo
 
+#: The advice for a missing series, in ``rebase.py``'s options (it has ``--project``, not ``--patches-dir``).
+PROJECT_HINT = "pass --project DIR, the Catch checkout holding patches/series"
+
 
 def names(patches: Path) -> list[str]:
     """Patch file names of ``patches/series`` in order (engine: ``read_series_entries``; files are parsed by
@@ -34,7 +37,7 @@ def names(patches: Path) -> list[str]:
     Raises:
         UserError: a series problem the engine reports (file and line named).
     """
-    return [entry.name for entry in read_series_entries(patches)]
+    return [entry.name for entry in read_series_entries(patches, hint=PROJECT_HINT)]
 
 
 def replay(repo: GitRepo, patches: Path, base: str, pin: Pin) -> list[str]:

@@ -6,7 +6,10 @@
 Layout under ``<git-dir>/catch-rebase/``:
 
 - ``state.json``   -- :class:`RebaseState`, rewritten atomically (write to a temporary file, ``os.replace``) after every
-  transition, so a crash, Ctrl-C or ``kill -9`` at any point leaves the last complete transition on disk;
+  transition, so a crash, Ctrl-C or ``kill -9`` at any point leaves the last complete transition on disk; it is checked
+  when read (:meth:`RebaseState.from_json`): a damaged or hand-edited state is one line, never a traceback;
+- ``start.json``   -- the state as it was when the rebase started, written once before ``state.json``: everything
+  ``--abort`` restores is recorded there, so ``--abort`` works even when ``state.json`` is damaged;
 - ``backup/``      -- a byte-exact copy of the project's ``patches/`` (series, manifest, patch files) taken before
   anything changed, so ``--abort`` restores it and ``--continue`` can redo the final export from scratch.
 
@@ -17,12 +20,16 @@ releases it when the process dies, so a killed run never blocks the next one (un
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
+import types
+import typing
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -30,9 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from catch_tools.errors import UserError
+from catch_tools.userfiles import read_utf8_file
 
 STATE_DIR = "catch-rebase"
 STATE_FILE = "state.json"
+START_FILE = "start.json"
 LOCK_FILE = "catch-rebase.lock"
 FORMAT = 1
 
@@ -115,9 +124,98 @@ class RebaseState:
 
     @classmethod
     def from_json(cls, text: str) -> RebaseState:
-        data: dict[str, Any] = json.loads(text)
-        patches = [PatchState(**{**p, "results": [StepResult(**r) for r in p["results"]]}) for p in data.pop("patches")]
-        return cls(**data, patches=patches)
+        """Parse and check a saved state: every key of the right type (no unknown, no missing one), and values a
+        rebase can be in (see :meth:`problem`).
+
+        Raises:
+            ValueError: the first thing wrong, in one line (``json.JSONDecodeError`` for a syntax error).
+        """
+        state = _convert(json.loads(text), cls, "the state")
+        why = state.problem()
+        if why:
+            raise ValueError(why)
+        return state
+
+    def problem(self) -> str | None:
+        """Why this state is not one a rebase can be in (a hand edit, a damaged file), or None."""
+        if self.format != FORMAT:
+            return f"format is {self.format}, this rebase.py reads format {FORMAT}"
+        if self.phase not in PHASES:
+            return f"phase {self.phase!r} is not one of {', '.join(PHASES)}"
+        if not self.steps or len(self.step_commits) != len(self.steps):
+            return (f"steps ({len(self.steps)}) and step_commits ({len(self.step_commits)}) must be the same, "
+                    "non-zero count")
+        if not 0 <= self.step < len(self.steps):
+            return f"step is {self.step}, but there are {len(self.steps)} step(s)"
+        if [p.name for p in self.patches] != self.series_names:
+            return "patches do not match series_names"
+        last = len(self.patches) - (1 if self.phase == "conflict" else 0)
+        if not 0 <= self.current <= last:
+            return f"current is {self.current}, but the series has {len(self.patches)} patch(es)"
+        if self.phase in ("apply", "conflict") and self.tip is None:
+            return f"phase {self.phase} needs a tip commit"
+        commits = [self.orig_head, self.orig_gitlink, self.old_base, self.tip, self.old_tip, *self.step_commits,
+                   *self.orig_refs.values(), *(c for p in self.patches for c in (p.commit or None, p.new_commit)),
+                   *(r.upstream_commit for p in self.patches for r in p.results)]
+        bad = next((c for c in commits if c is not None and not _COMMIT.match(c)), None)
+        if bad is not None:
+            return f"{bad!r} is not a commit id"
+        status = next((r.status for p in self.patches for r in p.results if r.status not in STATUSES), None)
+        if status is not None:
+            return f"patch status {status!r} is not one of {', '.join(STATUSES)}"
+        if self.orig_head_ref is not None and not self.orig_head_ref.startswith("refs/"):
+            return f"orig_head_ref {self.orig_head_ref!r} is not a ref"
+        paths = [self.project, self.upstream, *self.orig_files, *self.orig_absent_dirs]
+        relative = next((p for p in paths if not Path(p).is_absolute()), None)
+        if relative is not None:
+            return f"{relative!r} is not an absolute path"
+        return None
+
+
+#: The phases of :class:`RebaseState`, in order.
+PHASES = ("replay", "apply", "conflict", "finalize")
+_COMMIT = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")  # SHA-1 or SHA-256 object id
+
+
+def _convert(value: Any, hint: Any, where: str) -> Any:
+    """``value`` (parsed JSON) as the type ``hint`` of a state field: dataclasses from objects with exactly their
+    keys, lists, string-keyed dicts, ``X | None``, str, int (not bool) and bool. Raises ValueError naming ``where``."""
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        if not isinstance(value, dict):
+            raise ValueError(f"{where} must be a JSON object, got {type(value).__name__}")
+        fields = {f.name: f for f in dataclasses.fields(hint)}
+        unknown = sorted(set(value) - set(fields))
+        if unknown:
+            raise ValueError(f"{where} has an unknown key {unknown[0]!r}")
+        hints = typing.get_type_hints(hint)
+        kwargs = {}
+        for name, spec in fields.items():
+            if name in value:
+                kwargs[name] = _convert(value[name], hints[name], f"{name}" if where == "the state" else
+                                        f"{where}.{name}")
+            elif spec.default is dataclasses.MISSING and spec.default_factory is dataclasses.MISSING:
+                raise ValueError(f"{where} has no key {name!r}")
+        return hint(**kwargs)
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (types.UnionType, typing.Union):
+        if value is None and type(None) in args:
+            return None
+        return _convert(value, next(a for a in args if a is not type(None)), where)
+    if origin is list and isinstance(value, list):
+        return [_convert(item, args[0], f"{where}[{i}]") for i, item in enumerate(value)]
+    if origin is dict and isinstance(value, dict):
+        return {key: _convert(item, args[1], f"{where}[{key!r}]") for key, item in value.items()}
+    if hint in (str, bool) and isinstance(value, hint) or hint is int and type(value) is int:
+        return value
+    want = {str: "a string", int: "an integer", bool: "true or false", list: "a list", dict: "an object"}
+    raise ValueError(f"{where} must be {want.get(origin or hint, str(hint))}, got {json.dumps(value)[:40]}")
+
+
+class StateUnreadable(UserError):
+    """``state.json`` (or the start record) is damaged or was edited into a state no rebase is in; ``why`` says how,
+    without advice."""
+
+    why = ""
 
 
 class StateStore:
@@ -127,30 +225,65 @@ class StateStore:
         self.git_dir = git_dir
         self.dir = git_dir / STATE_DIR
         self.file = self.dir / STATE_FILE
+        self.start_file = self.dir / START_FILE
         self.backup = self.dir / "backup"
 
     def exists(self) -> bool:
-        return self.file.is_file()
+        """Whether a rebase is in progress: ``state.json`` exists (readable or not: :meth:`load` tells)."""
+        return os.path.lexists(self.file)
 
     def load(self) -> RebaseState:
-        """The saved state. Raises UserError when there is none or it is unreadable."""
+        """The saved state.
+
+        Raises:
+            UserError: no rebase in progress.
+            StateUnreadable: the file is not a regular file, not UTF-8 or not JSON (with its line), or describes no
+                state a rebase can be in (a hand edit: an unknown phase, an index past the series...); the message
+                says that ``--abort`` still undoes the rebase (from the start record).
+        """
+        if not self.exists():
+            raise UserError("no rebase in progress (start one with --onto REF)", path=self.dir)
+        return self._read(self.file, "run rebase.py --abort to undo the rebase (it restores from the start record)")
+
+    def load_start(self) -> RebaseState:
+        """The state as saved when the rebase started (``start.json``, written once): all ``--abort`` needs.
+
+        Raises:
+            StateUnreadable: missing, or as :meth:`load`.
+        """
+        return self._read(self.start_file, "")
+
+    def _read(self, path: Path, advice: str) -> RebaseState:
+        line = None
         try:
-            return RebaseState.from_json(self.file.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise UserError("no rebase in progress (start one with --onto REF)", path=self.dir) from None
-        except (ValueError, TypeError, KeyError) as err:
-            raise UserError(f"unreadable rebase state ({err}); remove the directory to start over",
-                            path=self.file) from None
+            return RebaseState.from_json(read_utf8_file(path, "a rebase state file"))
+        except UserError as err:
+            line, why = err.line, err.message
+        except json.JSONDecodeError as err:
+            line, why = err.lineno, f"not JSON: {err.msg}"
+        except (OSError, ValueError, RecursionError) as err:
+            why = getattr(err, "strerror", None) or str(err) or type(err).__name__
+        unreadable = StateUnreadable(f"unreadable rebase state: {why}" + (f"; {advice}" if advice else ""),
+                                     path=path, line=line)
+        unreadable.why = why
+        raise unreadable
+
+    def save_start(self, state: RebaseState) -> None:
+        """Write the start record ``start.json`` (atomically, once, before ``state.json``)."""
+        self._write(self.start_file, state)
 
     def save(self, state: RebaseState) -> None:
         """Atomically replace ``state.json`` (fsync'd temporary file + ``os.replace``)."""
+        self._write(self.file, state)
+
+    def _write(self, path: Path, state: RebaseState) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.file.with_suffix(".tmp")
+        tmp = path.with_suffix(".tmp")
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(state.to_json())
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, self.file)
+        os.replace(tmp, path)
 
     def remove(self) -> None:
         """Delete the state directory (rename first, so a crash here never leaves a half-deleted state)."""

@@ -1,0 +1,80 @@
+# SPDX-FileCopyrightText: 2026 Catch Developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""Reading the files a user hands the tooling (series, patches, manifests, state files): regular files only, and UTF-8
+text with the line of the first bad byte.
+
+A FIFO, socket or device named where a file is expected is refused without being read: opening a FIFO for reading
+blocks until a writer comes (open(2), fifo(7)), and reading a device may never end. The check is ``os.stat`` +
+``stat.S_ISREG`` before opening, and ``fstat`` of the descriptor (opened with ``O_NONBLOCK``, which makes opening a
+FIFO return at once) after, so a file swapped for a FIFO in between is refused too.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from catch_tools.errors import UserError
+
+_KIND = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+         (stat.S_ISBLK, "a block device"))
+
+
+def _refuse(mode: int, path: Path, what: str) -> None:
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(21, "Is a directory", str(path))
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KIND if test(mode)), "not a regular file")
+        raise UserError(f"is {kind}, expected {what} (a regular file): refusing to read it", path=path)
+
+
+def read_regular_file(path: Path, what: str = "a file") -> bytes:
+    """The bytes of the regular file ``path`` (symlinks followed), never opening a FIFO, socket or device for a
+    blocking read (see the module doc).
+
+    ``what`` names the expected file in the error (``"the quilt series file"``).
+
+    Raises:
+        UserError: ``path`` is a FIFO, socket or device.
+        OSError: as ``open`` raises it (``FileNotFoundError``, ``IsADirectoryError``, ``NotADirectoryError``,
+            ``PermissionError``): each caller words its own advice for those.
+    """
+    _refuse(os.stat(path).st_mode, path, what)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        _refuse(os.fstat(fd).st_mode, path, what)
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            return fh.read()
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def decode_utf8(raw: bytes, path: str | Path, what: str) -> str:
+    """``raw`` decoded as UTF-8; a bad byte is a :class:`UserError` naming ``path`` and the 1-based line it is on.
+
+    ``what`` is the subject of the rule in the message: ``"patch files"`` -> "patch files must be UTF-8".
+
+    Raises:
+        UserError: ``raw`` is not valid UTF-8.
+    """
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        raise UserError(f"non-UTF-8 byte 0x{raw[err.start]:02x}: {what} must be UTF-8 (re-encode it, e.g. "
+                        "iconv -t UTF-8)", path=path, line=line) from None
+
+
+def read_utf8_file(path: Path, what: str) -> str:
+    """:func:`read_regular_file` then :func:`decode_utf8` (``what`` as in both: ``"the pin manifest"``).
+
+    Raises:
+        UserError: a FIFO, socket or device, or a byte that is not UTF-8 (with its line).
+        OSError: as :func:`read_regular_file`.
+    """
+    return decode_utf8(read_regular_file(path, what), path, what)
