@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from catch_tools.errors import UserError
 
@@ -30,6 +31,25 @@ def _refuse(mode: int, path: Path, what: str) -> None:
         raise UserError(f"is {kind}, expected {what} (a regular file): refusing to read it", path=path)
 
 
+def open_regular_file(path: Path, what: str = "a file") -> BinaryIO:
+    """``path`` opened for binary reading, once it is known to be a regular file (symlinks followed); never blocks on
+    a FIFO (see the module doc).
+
+    Raises:
+        UserError: ``path`` is a FIFO, socket or device.
+        OSError: as ``open`` raises it (see :func:`read_regular_file`).
+    """
+    _refuse(os.stat(path).st_mode, path, what)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        _refuse(os.fstat(fd).st_mode, path, what)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_regular_file(path: Path, what: str = "a file") -> bytes:
     """The bytes of the regular file ``path`` (symlinks followed), never opening a FIFO, socket or device for a
     blocking read (see the module doc).
@@ -41,17 +61,8 @@ def read_regular_file(path: Path, what: str = "a file") -> bytes:
         OSError: as ``open`` raises it (``FileNotFoundError``, ``IsADirectoryError``, ``NotADirectoryError``,
             ``PermissionError``): each caller words its own advice for those.
     """
-    _refuse(os.stat(path).st_mode, path, what)
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        _refuse(os.fstat(fd).st_mode, path, what)
-        os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb") as fh:
-            fd = -1
-            return fh.read()
-    finally:
-        if fd >= 0:
-            os.close(fd)
+    with open_regular_file(path, what) as fh:
+        return fh.read()
 
 
 def decode_utf8(raw: bytes, path: str | Path, what: str) -> str:

@@ -227,7 +227,7 @@ def test_publish_release_refuses_the_upstream_wheel_renamed_to_the_combined_name
     ({"METADATA": "Metadata-Version: 2.1\nName: catch-probe\nVersion: 1.0+cpu\n"},
      "METADATA Version 1.0+cpu is not the file name's 1.0"),
     ({"METADATA": b"Metadata-Version: 2.1\nName: catch-probe\nVersion: 1.0\nSummary: caf\xe9\n"},
-     "catch_probe-1.0.dist-info/METADATA:4: not UTF-8"),
+     "catch_probe-1.0.dist-info/METADATA:4: non-UTF-8 byte"),
     ({"METADATA": "Metadata-Version: 2.1\nName: catch-probe\nVersion: 1.0\nRequires-Python: >=3.x\n"},
      "invalid Requires-Python '>=3.x'"),
 ])
@@ -250,7 +250,7 @@ def test_a_non_utf8_record_is_refused_naming_the_wheel_and_member(tmp_path: Path
             zout.writestr(info, data + b"# caf\xe9\n" if info.filename.endswith("/RECORD") else data)
     before = tree_sum(index)
     one_error_line(publish_index(wheel, "--index-dir", index),
-                   f"{wheel}!catch_probe-1.0.dist-info/RECORD:", "not UTF-8")
+                   f"{wheel}!catch_probe-1.0.dist-info/RECORD:", "non-UTF-8 byte")
     assert tree_sum(index) == before
 
 

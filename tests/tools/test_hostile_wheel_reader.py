@@ -207,3 +207,10 @@ def test_changed_cached_tree_is_unpacked_again(pair_wheels: tuple[Path, Path, Pa
     assert run_check(upstream, good, (0, 3)).exit_code == 0
     assert init.read_bytes() == original
     assert "is not as unpacked" in caplog.text
+
+
+def test_reader_refuses_a_fifo_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "torch-9.9.9-py3-none-any.whl"
+    os.mkfifo(fifo)
+    with pytest.raises(UserError, match="FIFO"):
+        RawZipReader(fifo)

@@ -51,7 +51,8 @@ from packaging.utils import BuildTag, NormalizedName, parse_wheel_filename
 from packaging.version import Version
 
 from catch_tools.errors import UserError
-from catch_tools.wheel.metadata import check_wheel_identity, dist_info_dir, member_text, utf8_text
+from catch_tools.userfiles import decode_utf8
+from catch_tools.wheel.metadata import check_wheel_identity, dist_info_dir, member_text
 from catch_tools.wheel.record import check_listing, parse_record, verify_members
 from catch_tools.wheel.zipraw import RawZipReader
 
@@ -232,7 +233,7 @@ def _published(wheel: Path) -> tuple[NormalizedName, IndexFile]:
         meta = wheel.with_name(wheel.name + ".metadata")
         has_meta = meta.is_file()
         meta_bytes = meta.read_bytes() if has_meta else wheel_metadata(wheel)
-        utf8_text(meta_bytes, str(meta) if has_meta else f"{wheel}!METADATA")
+        decode_utf8(meta_bytes, str(meta) if has_meta else f"{wheel}!METADATA", "wheel metadata")
         sums = _sums_path(wheel)  # the hash recorded at publishing time, never recomputed
         digest = sums.read_text(encoding="ascii", errors="replace").strip() if sums.is_file() else sha256_file(wheel)
     except OSError as err:

@@ -21,6 +21,7 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import InvalidVersion, Version
 
 from catch_tools.errors import UserError
+from catch_tools.userfiles import decode_utf8
 
 if TYPE_CHECKING:
     from catch_tools.wheel.zipraw import RawZipReader
@@ -58,20 +59,11 @@ def member_text(reader: RawZipReader, name: str, *, exit_code: int = 2) -> str:
     except UserError as err:
         err.exit_code = exit_code
         raise
-    return utf8_text(data, f"{reader.path}!{name}", exit_code=exit_code)
-
-
-def utf8_text(data: bytes, where: str, *, exit_code: int = 2) -> str:
-    """``data`` decoded as UTF-8.
-
-    Raises:
-        UserError: bytes that are not UTF-8: one line naming ``where`` and the 1-based line of the first bad byte.
-    """
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise UserError(f"not UTF-8 text (byte 0x{data[err.start]:02x}): wheel metadata must be UTF-8",
-                        path=where, line=data.count(b"\n", 0, err.start) + 1, exit_code=exit_code) from None
+        return decode_utf8(data, f"{reader.path}!{name}", "wheel metadata")
+    except UserError as err:
+        err.exit_code = exit_code
+        raise
 
 
 def dist_info_dir(reader: RawZipReader) -> str:

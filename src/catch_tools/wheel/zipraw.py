@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from catch_tools.errors import UserError
+from catch_tools.userfiles import open_regular_file
 
 _LOCAL = struct.Struct("<IHHHHHIIIHH")  # APPNOTE 4.3.7
 _CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")  # APPNOTE 4.3.12
@@ -165,7 +166,7 @@ class RawZipReader:
     def __init__(self, path: Path):
         self.path = Path(path)
         try:
-            self._fh: BinaryIO = open(self.path, "rb")  # noqa: SIM115 -- closed in close()
+            self._fh: BinaryIO = open_regular_file(self.path, "a wheel")  # closed in close()
         except OSError as err:
             raise UserError(f"cannot open: {err.strerror}", path=self.path) from None
         try:
