@@ -8,7 +8,6 @@ exit status, and the check's cache (``$CATCH_CACHE``) is left as it was."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from fake_wheels import fake_backend_wheel, fake_torch_wheel
+from hostile import one_line_error, tree_checksum
 from wheel_edit import edit_wheel
 
 from catch_tools.interfaces.check import run_check
@@ -59,18 +59,6 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-def checksum(root: Path) -> dict[str, str]:
-    """Path -> sha256 (or "dir"/"link -> target") of everything under ``root`` (empty when it does not exist)."""
-    out: dict[str, str] = {}
-    for path in sorted(root.rglob("*")) if root.exists() else ():
-        rel = str(path.relative_to(root))
-        if path.is_symlink():
-            out[rel] = f"link -> {os.readlink(path)}"
-        elif path.is_dir():
-            out[rel] = "dir"
-        else:
-            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
 
 
 def check_cli(*args: str | Path, cache: Path) -> subprocess.CompletedProcess[str]:
@@ -79,11 +67,6 @@ def check_cli(*args: str | Path, cache: Path) -> subprocess.CompletedProcess[str
                           env=dict(os.environ, CATCH_CACHE=str(cache)))
 
 
-def one_line_error(proc: subprocess.CompletedProcess[str], code: int) -> str:
-    assert proc.returncode == code, proc.stdout + proc.stderr
-    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
-    return proc.stderr
 
 
 def with_member(src: Path, dst: Path, name: str, data: bytes, *, first: bool = False) -> Path:
@@ -122,15 +105,15 @@ def with_raw_member(src: Path, dst: Path, name: str, data: bytes) -> Path:
 # --- the same wheel twice ---
 
 def test_same_path_twice_is_refused(wheels: tuple[Path, Path, Path], cache: Path) -> None:
-    before = checksum(cache)
+    before = tree_checksum(cache)
     proc = check_cli(wheels[1], wheels[1], "--layers", "0", cache=cache)
-    assert "same file" in one_line_error(proc, 2)
-    assert checksum(cache) == before
+    assert "same file" in one_line_error(proc, code=2)
+    assert tree_checksum(cache) == before
 
 
 def test_symlink_and_hard_link_to_the_same_wheel_are_refused(wheels: tuple[Path, Path, Path], cache: Path,
                                                              tmp_path: Path) -> None:
-    before = checksum(cache)
+    before = tree_checksum(cache)
     link = tmp_path / "link" / wheels[1].name
     link.parent.mkdir()
     link.symlink_to(wheels[1])
@@ -139,8 +122,8 @@ def test_symlink_and_hard_link_to_the_same_wheel_are_refused(wheels: tuple[Path,
     os.link(wheels[1], hard)
     for other in (link, hard):
         proc = check_cli(other, wheels[1], "--layers", "0", cache=cache)
-        assert "same file" in one_line_error(proc, 2) and str(other) in proc.stderr
-    assert checksum(cache) == before
+        assert "same file" in one_line_error(proc, code=2) and str(other) in proc.stderr
+    assert tree_checksum(cache) == before
 
 
 def test_two_copies_of_the_same_bytes_are_refused(wheels: tuple[Path, Path, Path], cache: Path,
@@ -148,10 +131,10 @@ def test_two_copies_of_the_same_bytes_are_refused(wheels: tuple[Path, Path, Path
     copy = tmp_path / "copy" / wheels[1].name
     copy.parent.mkdir()
     copy.write_bytes(wheels[1].read_bytes())
-    before = checksum(cache)
+    before = tree_checksum(cache)
     proc = check_cli(copy, wheels[1], "--layers", "0", cache=cache)
-    assert "same bytes" in one_line_error(proc, 2)
-    assert checksum(cache) == before
+    assert "same bytes" in one_line_error(proc, code=2)
+    assert tree_checksum(cache) == before
 
 
 # --- a combined wheel hiding a hostile copy of a file ---
@@ -160,11 +143,11 @@ def test_combined_wheel_with_a_hidden_first_copy_is_refused(wheels: tuple[Path, 
                                                             tmp_path: Path) -> None:
     hostile = with_member(wheels[1], tmp_path / "dup" / wheels[1].name, "torch/__init__.py",
                           b"import os\nos.system('echo owned')\n", first=True)
-    before = checksum(cache)
+    before = tree_checksum(cache)
     proc = check_cli(wheels[0], hostile, "--layers", "0", cache=cache)
-    err = one_line_error(proc, 1)
+    err = one_line_error(proc, code=1)
     assert "torch/__init__.py" in err and str(hostile) in err
-    assert checksum(cache) == before
+    assert tree_checksum(cache) == before
 
 
 # --- layer 1 on its own sees a removed shared object ---
@@ -202,10 +185,10 @@ def test_non_utf8_metadata_is_one_line_naming_wheel_and_member(wheels: tuple[Pat
         data = b"".join(lines[:2]) + b"Summary: caf\xe9\n" + b"".join(lines[2:])
         bad = replaced(src, tmp_path / "bad" / src.name, {f"{di}/{member}": data})
     up, new = (bad, wheels[1]) if which == "upstream" else (wheels[0], bad)
-    before = checksum(cache)
+    before = tree_checksum(cache)
     proc = check_cli(up, new, "--layers", "0,3", cache=cache)
-    assert f"{bad}!{di}/{member}:3: " in one_line_error(proc, 1)
-    assert checksum(cache) == before
+    assert f"{bad}!{di}/{member}:3: " in one_line_error(proc, code=1)
+    assert tree_checksum(cache) == before
 
 
 # --- the reviewed-changes file and the interpreter ---
@@ -215,7 +198,7 @@ def test_non_utf8_reviewed_changes_file_exits_2_with_its_line(wheels: tuple[Path
     accept = tmp_path / "reviewed.toml"
     accept.write_bytes(b'[[accept]]\ncode = "file-changed"\nreason = "caf\xe9"\n')
     proc = check_cli(wheels[0], wheels[1], "--layers", "0", "--accept", accept, cache=cache)
-    assert f"{accept}:3: " in one_line_error(proc, 2)
+    assert f"{accept}:3: " in one_line_error(proc, code=2)
 
 
 def test_reviewed_changes_file_of_the_wrong_shape_exits_2(wheels: tuple[Path, Path, Path], cache: Path,
@@ -224,16 +207,16 @@ def test_reviewed_changes_file_of_the_wrong_shape_exits_2(wheels: tuple[Path, Pa
     for text in ('accept = 3\n', 'accept = ["file-changed"]\n'):
         accept.write_text(text)
         proc = check_cli(wheels[0], wheels[1], "--layers", "0", "--accept", accept, cache=cache)
-        assert str(accept) in one_line_error(proc, 2)
+        assert str(accept) in one_line_error(proc, code=2)
 
 
 def test_missing_interpreter_is_one_line_naming_it(wheels: tuple[Path, Path, Path], cache: Path,
                                                    tmp_path: Path) -> None:
     missing = tmp_path / "nonexistent" / "python"
-    before = checksum(cache)
+    before = tree_checksum(cache)
     proc = check_cli(wheels[0], wheels[1], "--layers", "1", "--python", missing, cache=cache)
-    assert str(missing) in one_line_error(proc, 2)
-    assert checksum(cache) == before
+    assert str(missing) in one_line_error(proc, code=2)
+    assert tree_checksum(cache) == before
 
 
 def test_probe_that_cannot_start_is_an_error_finding(wheels: tuple[Path, Path, Path], cache: Path,

@@ -12,10 +12,8 @@ cases that convert need libcst (the ``migration`` extra); the refusals are check
 
 from __future__ import annotations
 
-import hashlib
 import os
 import socket
-import stat
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from hostile import tree_checksum
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "torch_gpu2mlu.py"
 CUDA_SOURCE = "import torch\nx = torch.ones(1).cuda()\n"
@@ -40,21 +39,6 @@ def gpu2mlu(*args: str | Path, cwd: Path, code: str | None = None) -> subprocess
                           check=False)
 
 
-def digest(root: Path) -> dict[str, str]:
-    """Every entry under ``root`` (symlinks not followed): a file's sha256, a link's target, a directory, a FIFO."""
-    out: dict[str, str] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            path = Path(dirpath) / name
-            rel = str(path.relative_to(root))
-            mode = path.lstat().st_mode
-            if stat.S_ISLNK(mode):
-                out[rel] = "link " + os.readlink(path)
-            elif stat.S_ISREG(mode):
-                out[rel] = "file " + hashlib.sha256(path.read_bytes()).hexdigest()
-            else:
-                out[rel] = "dir" if stat.S_ISDIR(mode) else oct(stat.S_IFMT(mode))
-    return out
 
 
 def assert_refused(proc: subprocess.CompletedProcess[str], *needles: str) -> None:
@@ -104,9 +88,9 @@ def test_output_never_lands_in_the_input(project: Path, setup, args: list[str], 
     tmp = project.parent
     if setup is not None:
         setup(tmp)
-    before = digest(tmp)
+    before = tree_checksum(tmp)
     assert_refused(gpu2mlu(*args, cwd=tmp), *needles)
-    assert digest(tmp) == before
+    assert tree_checksum(tmp) == before
 
 
 @pytest.mark.parametrize(
@@ -125,9 +109,9 @@ def test_reports_never_land_in_the_input(project: Path, args: list[str], needles
     (tmp / "alias").symlink_to(project)
     (tmp / "links").mkdir()
     (tmp / "links" / "change_list.csv").symlink_to(project / "train.py")
-    before = digest(tmp)
+    before = tree_checksum(tmp)
     assert_refused(gpu2mlu(*args, cwd=tmp), *needles)
-    assert digest(tmp) == before
+    assert tree_checksum(tmp) == before
 
 
 def test_input_inside_the_output_is_refused_only_where_a_file_lands_in_it(project: Path) -> None:
@@ -136,16 +120,16 @@ def test_input_inside_the_output_is_refused_only_where_a_file_lands_in_it(projec
     tmp = project.parent
     (project / "pkg" / "pkg").mkdir()
     (project / "pkg" / "pkg" / "util.py").write_text("import torch\ntorch.cuda.init()\n")
-    before = digest(tmp)
+    before = tree_checksum(tmp)
     assert_refused(gpu2mlu("-i", "src/pkg", "-o", "src", "--force", cwd=tmp),
                    "src/pkg/util.py: the output would write into the input tree src/pkg")
-    assert digest(tmp) == before
+    assert tree_checksum(tmp) == before
     pytest.importorskip("libcst")
     (project / "pkg" / "pkg").rename(project / "pkg" / "sub")
-    inputs = digest(project / "pkg")
+    inputs = tree_checksum(project / "pkg")
     proc = gpu2mlu("-i", "src/pkg", "-o", "src", "--force", cwd=tmp)
     assert proc.returncode == 0, proc.stderr
-    assert digest(project / "pkg") == inputs
+    assert tree_checksum(project / "pkg") == inputs
     assert (project / "sub" / "util.py").read_text().endswith("torch.mlu.init()\n")
 
 
@@ -163,9 +147,9 @@ def test_input_inside_the_output_is_refused_only_where_a_file_lands_in_it(projec
 def test_output_or_report_dir_that_is_a_file(project: Path, args: list[str], needle: str) -> None:
     tmp = project.parent
     (tmp / "notes.txt").write_text("mine\n")
-    before = digest(tmp)
+    before = tree_checksum(tmp)
     assert_refused(gpu2mlu("-i", "src", *args, cwd=tmp), needle)
-    assert digest(tmp) == before
+    assert tree_checksum(tmp) == before
 
 
 # -- FIFOs, sockets: refused before anything is read or written --------------------------------------------------
@@ -193,17 +177,17 @@ def test_fifo_is_refused_up_front(project: Path, where: str) -> None:
     else:
         os.mkfifo(tmp / "stream.py")
         args, named = ["-i", "stream.py"], "stream.py: input is a FIFO, not a .py file or a directory"
-    before = digest(tmp)
+    before = tree_checksum(tmp)
     assert_refused(gpu2mlu(*args, cwd=tmp), named)
-    assert digest(tmp) == before  # no partial out/, no reports
+    assert tree_checksum(tmp) == before  # no partial out/, no reports
 
 
 def test_socket_in_the_tree_is_refused(project: Path) -> None:
     tmp = project.parent
     with _socket_at(project / "s.sock"):
-        before = digest(tmp)
+        before = tree_checksum(tmp)
         assert_refused(gpu2mlu("-i", "src", cwd=tmp), "src/s.sock: a socket, not a regular file")
-        assert digest(tmp) == before
+        assert tree_checksum(tmp) == before
 
 
 # -- a failed run leaves nothing half-written --------------------------------------------------------------------
@@ -215,10 +199,10 @@ def test_failed_run_leaves_the_existing_output_as_it_was(project: Path) -> None:
     (project / "a.py").write_text(CUDA_SOURCE)  # converted (and, written as it went, written) before train.py
     (tmp / "out" / "train.py").mkdir(parents=True)
     (tmp / "out" / "keep.txt").write_text("mine\n")
-    before = digest(tmp)
+    before = tree_checksum(tmp)
     assert_refused(gpu2mlu("-i", "src", "-o", "out", "--force", cwd=tmp),
                    "out/train.py: cannot replace it with a file: it is a directory")
-    assert digest(tmp) == before  # no out/a.py, no out_report, no staging directory left
+    assert tree_checksum(tmp) == before  # no out/a.py, no out_report, no staging directory left
 
 
 def test_report_clash_leaves_no_output(project: Path) -> None:
@@ -226,10 +210,10 @@ def test_report_clash_leaves_no_output(project: Path) -> None:
     pytest.importorskip("libcst")
     tmp = project.parent
     (tmp / "rep" / "change_list.csv").mkdir(parents=True)
-    before = digest(tmp)
+    before = tree_checksum(tmp)
     assert_refused(gpu2mlu("-i", "src", "-o", "out", "--report-dir", "rep", cwd=tmp),
                    "rep/change_list.csv: cannot replace it with a file")
-    assert digest(tmp) == before
+    assert tree_checksum(tmp) == before
 
 
 # -- sources that do not decode: the line, not a byte offset -----------------------------------------------------
@@ -241,7 +225,7 @@ def test_undecodable_source_names_its_line(project: Path) -> None:
     (project / "plain_latin.py").write_bytes(b"x = 1\ny = 2\n\nz = '\xe9t\xe9'\n")
     (project / "ascii_cookie.py").write_bytes(b"# coding: ascii\nimport torch\nx = '\xc3\xa9'\ntorch.cuda.init()\n")
     (project / "bom.py").write_bytes(b"\xef\xbb\xbfimport torch\ntorch.cuda.init()\ns = '\xfe'\n")
-    before = digest(project)
+    before = tree_checksum(project)
     proc = gpu2mlu("-i", "src", "-o", "out", cwd=tmp)
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.splitlines() == [
@@ -252,7 +236,7 @@ def test_undecodable_source_names_its_line(project: Path) -> None:
     ]
     log = (tmp / "out_report" / "torch_gpu2mlu.log").read_text()
     assert "WARNING cuda_latin.py:3: skipped-malformed: cannot decode as utf-8: byte 0xff" in log
-    assert digest(project) == before
+    assert tree_checksum(project) == before
     assert (tmp / "out" / "cuda_latin.py").read_bytes() == (project / "cuda_latin.py").read_bytes()  # copied as is
 
 
@@ -266,10 +250,10 @@ def test_help_without_torch_or_the_backend(tmp_path: Path) -> None:
 
 def test_run_without_libcst_is_one_line(project: Path) -> None:
     tmp = project.parent
-    before = digest(tmp)
+    before = tree_checksum(tmp)
     proc = gpu2mlu("-i", "src", cwd=tmp, code=NOT_INSTALLED.format(extra=NO_LIBCST, script=str(SCRIPT)))
     assert_refused(proc, "torch_gpu2mlu needs libcst: pip install")
-    assert digest(tmp) == before
+    assert tree_checksum(tmp) == before
 
 
 def test_run_without_torch_or_the_backend(project: Path) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SCRIPTS, SmallTree, git_cmd, numbered
+from hostile import one_line_error
 
 from catch_tools.errors import UserError
 from catch_tools.pin import update_pin
@@ -37,14 +38,6 @@ def cli(*args: str | Path, timeout: float = 60) -> subprocess.CompletedProcess[s
                           text=True, check=False, timeout=timeout)
 
 
-def one_line_error(proc: subprocess.CompletedProcess[str], *needles: str) -> str:
-    assert proc.returncode == 2, (proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
 
 
 def git_apply_in_order(tree: SmallTree, names: list[str], tmp: Path) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from fake_wheels import fake_backend_wheel, fake_torch_wheel, write_wheel
+from hostile import one_line_error, tree_checksum
 
 from catch_tools.pin import Pin
 from catch_tools.wheel.overlay import build_overlay
@@ -40,20 +41,6 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
 
 
-def tree_sum(root: Path) -> str:
-    """sha256 over every path below ``root`` (hidden ones too), its kind and its bytes; "absent" without ``root``."""
-    if not root.exists():
-        return "absent"
-    digest = hashlib.sha256()
-    for path in sorted(root.rglob("*")):
-        digest.update(str(path.relative_to(root)).encode() + b"\0")
-        if path.is_symlink():
-            digest.update(b"link:" + os.readlink(path).encode())
-        elif path.is_file():
-            digest.update(b"file:" + path.read_bytes())
-        else:
-            digest.update(b"dir")
-    return digest.hexdigest()
 
 
 def probe(out: Path, value: str = "1", **kw: object) -> Path:
@@ -78,12 +65,6 @@ def publish_release(tag: str, dist: Path, index: Path) -> subprocess.CompletedPr
     return run("bash", PUBLISH_RELEASE, tag, dist, env={"CATCH_INDEX_DIR": str(index), "CATCH_GH_RELEASE": "0"})
 
 
-def one_error_line(proc: subprocess.CompletedProcess[str], *parts: str) -> None:
-    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
-    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
-    for part in parts:
-        assert part in proc.stderr, proc.stderr
 
 
 @pytest.fixture
@@ -118,13 +99,13 @@ def test_a_change_to_the_wheel_in_dist_after_publishing_does_not_reach_the_index
     published = index / "files" / PROBE
     sha = hashlib.sha256(published.read_bytes()).hexdigest()
     assert published.stat().st_nlink == 1 and not published.samefile(wheel)  # a copy, not a link
-    before = tree_sum(index)
+    before = tree_checksum(index)
     # `cp other.whl dist/X.whl`: new bytes written into the same inode
     wheel.write_bytes(probe(tmp_path / "other", "2").read_bytes())
     assert hashlib.sha256(published.read_bytes()).hexdigest() == sha
     again = publish_index(wheel, "--index-dir", index)
-    one_error_line(again, "already published with other bytes")
-    assert tree_sum(index) == before
+    one_line_error(again, "already published with other bytes")
+    assert tree_checksum(index) == before
     assert f"#sha256={sha}" in (index / "simple" / "catch-probe" / "index.html").read_text()
 
 
@@ -169,23 +150,23 @@ def test_a_stray_file_in_the_index_is_reported_and_the_publish_goes_on(tmp_path:
 def test_nothing_is_written_when_one_of_the_wheels_is_refused(tmp_path: Path, index: Path) -> None:
     good = probe(tmp_path / "dist")
     bad = renamed(write_wheel(tmp_path / "dist2", "zzz", "1.0", {"zzz.py": ""}), "zzz-2.0-py3-none-any.whl")
-    before = tree_sum(index)
-    one_error_line(publish_index(good, bad, "--index-dir", index), "is not the file name's zzz 2.0", bad.name)
-    assert tree_sum(index) == before
+    before = tree_checksum(index)
+    one_line_error(publish_index(good, bad, "--index-dir", index), "is not the file name's zzz 2.0", bad.name)
+    assert tree_checksum(index) == before
 
 
 def test_the_same_name_twice_with_other_bytes_is_refused(tmp_path: Path, index: Path) -> None:
-    before = tree_sum(index)
+    before = tree_checksum(index)
     proc = publish_index(probe(tmp_path / "a"), probe(tmp_path / "b", "2"), "--index-dir", index)
-    one_error_line(proc, "given twice with other bytes")
-    assert tree_sum(index) == before
+    one_line_error(proc, "given twice with other bytes")
+    assert tree_checksum(index) == before
 
 
 def test_a_directory_in_the_way_of_the_wheel_is_refused(tmp_path: Path, index: Path) -> None:
     (index / "files" / PROBE).mkdir()
-    before = tree_sum(index)
-    one_error_line(publish_index(probe(tmp_path / "dist"), "--index-dir", index), "not a published wheel")
-    assert tree_sum(index) == before
+    before = tree_checksum(index)
+    one_line_error(publish_index(probe(tmp_path / "dist"), "--index-dir", index), "not a published wheel")
+    assert tree_checksum(index) == before
 
 
 # ---- valid wheel file names only -----------------------------------------------------------------------------------
@@ -198,9 +179,9 @@ def test_a_directory_in_the_way_of_the_wheel_is_refused(tmp_path: Path, index: P
 ])
 def test_a_name_outside_the_wheel_name_grammar_is_refused(tmp_path: Path, index: Path, name: str) -> None:
     wheel = renamed(probe(tmp_path / "dist"), name)
-    before = tree_sum(index)
-    one_error_line(publish_index(wheel, "--index-dir", index), "is not a valid wheel file name", repr(name))
-    assert tree_sum(index) == before
+    before = tree_checksum(index)
+    one_line_error(publish_index(wheel, "--index-dir", index), "is not a valid wheel file name", repr(name))
+    assert tree_checksum(index) == before
 
 
 # ---- wheels are what their name says ---------------------------------------------------------------------------------
@@ -210,10 +191,10 @@ def test_publish_release_refuses_the_upstream_wheel_renamed_to_the_combined_name
     dist = tmp_path / "dist"
     dist.mkdir()
     shutil.copy(upstream, dist / COMBINED)
-    before = tree_sum(dist)
+    before = tree_checksum(dist)
     proc = publish_release("v2.13.0-catch1", dist, tmp_path / "idx")
-    one_error_line(proc, COMBINED, "is not the file name's torch 2.13.0+cpu.catch1")
-    assert tree_sum(tmp_path / "idx") == "absent" and tree_sum(dist) == before  # no SHA256SUMS either
+    one_line_error(proc, COMBINED, "is not the file name's torch 2.13.0+cpu.catch1")
+    assert not (tmp_path / "idx").exists() and tree_checksum(dist) == before  # no SHA256SUMS either
 
 
 @pytest.mark.parametrize(("edit", "message"), [
@@ -234,10 +215,10 @@ def test_publish_release_refuses_the_upstream_wheel_renamed_to_the_combined_name
 def test_a_wheel_whose_contents_disagree_with_its_name_is_refused(tmp_path: Path, index: Path,
                                                                    edit: dict[str, str | bytes], message: str) -> None:
     wheel = probe(tmp_path / "dist", extra_metadata=edit)
-    before = tree_sum(index)
-    one_error_line(publish_index(wheel, "--index-dir", index), str(wheel), message)
-    one_error_line(publish_index("--check", wheel), message)
-    assert tree_sum(index) == before
+    before = tree_checksum(index)
+    one_line_error(publish_index(wheel, "--index-dir", index), str(wheel), message)
+    one_line_error(publish_index("--check", wheel), message)
+    assert tree_checksum(index) == before
 
 
 def test_a_non_utf8_record_is_refused_naming_the_wheel_and_member(tmp_path: Path, index: Path) -> None:
@@ -248,10 +229,10 @@ def test_a_non_utf8_record_is_refused_naming_the_wheel_and_member(tmp_path: Path
         for info in zin.infolist():
             data = zin.read(info)
             zout.writestr(info, data + b"# caf\xe9\n" if info.filename.endswith("/RECORD") else data)
-    before = tree_sum(index)
-    one_error_line(publish_index(wheel, "--index-dir", index),
+    before = tree_checksum(index)
+    one_line_error(publish_index(wheel, "--index-dir", index),
                    f"{wheel}!catch_probe-1.0.dist-info/RECORD:", "non-UTF-8 byte")
-    assert tree_sum(index) == before
+    assert tree_checksum(index) == before
 
 
 def test_a_member_that_differs_from_record_is_refused(tmp_path: Path, index: Path) -> None:
@@ -261,9 +242,9 @@ def test_a_member_that_differs_from_record_is_refused(tmp_path: Path, index: Pat
     with zipfile.ZipFile(good) as zin, zipfile.ZipFile(wheel, "w") as zout:
         for info in zin.infolist():
             zout.writestr(info, b"VALUE = 6\n" if info.filename == "catch_probe.py" else zin.read(info))
-    before = tree_sum(index)
-    one_error_line(publish_index(wheel, "--index-dir", index), "sha256 of catch_probe.py does not match RECORD")
-    assert tree_sum(index) == before
+    before = tree_checksum(index)
+    one_line_error(publish_index(wheel, "--index-dir", index), "sha256 of catch_probe.py does not match RECORD")
+    assert tree_checksum(index) == before
 
 
 # ---- one line for every bad input ----------------------------------------------------------------------------------
@@ -271,22 +252,22 @@ def test_a_member_that_differs_from_record_is_refused(tmp_path: Path, index: Pat
 def test_publish_release_quotes_a_wheel_name_with_a_newline(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
     renamed(combined_wheel(tmp_path), "torch-2.13.0+cpu.catch1-cp311-cp311-manylinux_2_28\n_x86_64.whl")
-    before = tree_sum(dist)
+    before = tree_checksum(dist)
     proc = publish_release("v2.13.0-catch1", dist, tmp_path / "idx")
-    one_error_line(proc, "is not a valid wheel file name", r"manylinux_2_28\n_x86_64.whl")
-    assert tree_sum(tmp_path / "idx") == "absent" and tree_sum(dist) == before
+    one_line_error(proc, "is not a valid wheel file name", r"manylinux_2_28\n_x86_64.whl")
+    assert not (tmp_path / "idx").exists() and tree_checksum(dist) == before
 
 
 def test_an_index_dir_that_is_a_file_is_one_line(tmp_path: Path) -> None:
     target = tmp_path / "idx"
     target.write_text("a file\n")
-    one_error_line(publish_index(probe(tmp_path / "dist"), "--index-dir", target), f"{target}: not a directory")
+    one_line_error(publish_index(probe(tmp_path / "dist"), "--index-dir", target), f"{target}: not a directory")
     assert target.read_text() == "a file\n"
 
 
 def test_a_fifo_is_refused_not_read(tmp_path: Path, index: Path) -> None:
     fifo = tmp_path / PROBE
     os.mkfifo(fifo)
-    before = tree_sum(index)
-    one_error_line(publish_index(fifo, "--index-dir", index), str(fifo), "not a regular file")
-    assert tree_sum(index) == before
+    before = tree_checksum(index)
+    one_line_error(publish_index(fifo, "--index-dir", index), str(fifo), "not a regular file")
+    assert tree_checksum(index) == before

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hostile import one_line_error
 from test_rebase_support import SCRIPT, edit, make_project, make_upstream, release, run_cli, snapshot
 
 A10 = ("a", "Change a", {"torch/a.py": lambda t: edit(t, "a line 10\n", "a line 10 patched\n")})
@@ -30,14 +31,6 @@ def build(root: Path, conflict: bool) -> tuple[Path, Path]:
     return proj, up
 
 
-def one_line_error(res: subprocess.CompletedProcess[str], *needles: str) -> str:
-    assert res.returncode == 2, (res.stdout, res.stderr)
-    assert "Traceback" not in res.stderr
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
 
 
 def _edit(key: str, value: object) -> object:

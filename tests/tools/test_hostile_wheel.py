@@ -7,7 +7,6 @@ build's own temporary files. Every refusal is one line, exit 2, and leaves the o
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from fake_wheels import fake_backend_wheel, fake_torch_wheel
+from hostile import one_line_error, tree_checksum
 
 from catch_tools.errors import UserError
 from catch_tools.pin import Pin
@@ -64,18 +64,6 @@ def rewrite(src: Path, dst: Path, *, extra: Sequence[tuple[str, bytes, int]] = (
     return dst
 
 
-def checksum(root: Path) -> dict[str, str]:
-    """Path -> sha256 (or "dir"/"link -> target") of everything under ``root`` (empty when it does not exist)."""
-    out: dict[str, str] = {}
-    for path in sorted(root.rglob("*")) if root.exists() else ():
-        rel = str(path.relative_to(root))
-        if path.is_symlink():
-            out[rel] = f"link -> {os.readlink(path)}"
-        elif path.is_dir():
-            out[rel] = "dir"
-        else:
-            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
 
 
 MANIFEST = f"""[upstream]
@@ -106,11 +94,11 @@ def refused(tmp: Path, up: Path, backend: Path | None = None) -> UserError:
     out = tmp / "dist"
     out.mkdir(exist_ok=True)
     (out / "notes.txt").write_text("mine\n")
-    before = checksum(out)
+    before = tree_checksum(out)
     with pytest.raises(UserError) as info:
         build_overlay(upstream_wheel=up, backend_wheel=backend or fake_backend_wheel(tmp / "be"),
                       series_dir=series(tmp / "patches"), pin=PIN, out_dir=out)
-    assert checksum(out) == before
+    assert tree_checksum(out) == before
     assert "\n" not in str(info.value)
     return info.value
 
@@ -120,11 +108,6 @@ def cli(*args: str, env: Mapping[str, str] | None = None) -> subprocess.Complete
                           text=True, check=False, env=dict(os.environ, **(env or {})), timeout=300)
 
 
-def one_line_error(proc: subprocess.CompletedProcess[str], code: int = 2) -> str:
-    assert proc.returncode == code, proc.stdout + proc.stderr
-    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
-    return proc.stderr
 
 
 # --- members the reader refuses: the build must not copy them into the combined wheel ---
@@ -162,7 +145,7 @@ def test_cli_refuses_a_hostile_member_in_one_line(tmp_path: Path) -> None:
                "--patches-dir", str(series(tmp_path / "patches")), "--out", str(out),
                env={"CATCH_CACHE": str(tmp_path / "cache")})
     assert "torch/../../escape/X.py" in one_line_error(proc)
-    assert checksum(out) == {} and not (tmp_path / "escape").exists()
+    assert tree_checksum(out) == {} and not (tmp_path / "escape").exists()
 
 
 # --- wheels are what their name says ---
@@ -260,10 +243,10 @@ def test_users_file_named_like_an_old_partial_is_kept(tmp_path: Path) -> None:
     (out / f".thesis.{dead}.partial").write_text("chapter 2\n")
     (out / f".catch-build-{dead}-notes").mkdir()  # not a name the build makes: kept with its contents
     (out / f".catch-build-{dead}-notes" / "draft.whl.partial").write_text("draft\n")
-    before = checksum(out)
+    before = tree_checksum(out)
     result = build_overlay(upstream_wheel=upstream(tmp_path), backend_wheel=fake_backend_wheel(tmp_path / "be"),
                            series_dir=series(tmp_path / "patches"), pin=PIN, out_dir=out)
-    after = checksum(out)
+    after = tree_checksum(out)
     assert after.pop(result.wheel.name)
     assert after == before
 

@@ -10,7 +10,6 @@ after."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import stat
 import subprocess
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from fake_wheels import fake_backend_wheel, fake_torch_wheel
+from hostile import tree_checksum
 
 from catch_tools.errors import UserError
 from catch_tools.interfaces.check import run_check
@@ -34,18 +34,6 @@ COMMIT = "cf30153c4c131c8164ee7798e5022d810682e2cb"
 PIN = Pin("https://github.com/pytorch/pytorch.git", "v2.13.0", COMMIT, "2.13.0+cpu", 1)
 
 
-def tree_sum(root: Path) -> str:
-    """One digest of every path, file content, link target and mode under ``root`` (missing root: empty)."""
-    h = hashlib.sha256()
-    if root.exists():
-        for path in sorted(root.rglob("*")):
-            st = path.lstat()
-            h.update(f"{path.relative_to(root)}\0{stat.S_IFMT(st.st_mode)}\0{st.st_mode & 0o7777}\0".encode())
-            if path.is_symlink():
-                h.update(os.readlink(path).encode())
-            elif path.is_file():
-                h.update(path.read_bytes())
-    return h.hexdigest()
 
 
 def zip_with(path: Path, members: list[tuple[str, bytes, int]]) -> Path:
@@ -102,7 +90,7 @@ def test_upstream_tree_of_a_hostile_release_wheel_writes_nothing_outside(tmp_pat
     zip_with(cache / "wheels" / "torch-9.9.9-cp311-cp311-linux_x86_64.whl",
              [("torch/__init__.py", b"", REG), ("torch/version.py", b"git_version = 'x'\n", REG),
               ("torch/../../escape/X.py", b"print('escaped')\n", REG)])
-    wheels_before = tree_sum(cache / "wheels")
+    wheels_before = tree_checksum(cache / "wheels")
     env = {**os.environ, "CATCH_CACHE": str(cache)}
     proc = subprocess.run([sys.executable, str(REPO / "scripts" / "upstream.py"), "tree", "9.9.9"], env=env,
                           capture_output=True, text=True, check=False, timeout=120)
@@ -111,7 +99,7 @@ def test_upstream_tree_of_a_hostile_release_wheel_writes_nothing_outside(tmp_pat
     assert "torch/../../escape/X.py" in proc.stderr
     assert not list(tmp_path.rglob("X.py"))
     assert not (cache / "upstream" / "torch-9.9.9").exists()
-    assert tree_sum(cache / "wheels") == wheels_before
+    assert tree_checksum(cache / "wheels") == wheels_before
 
 
 def test_extract_python_tree_never_writes_through_an_existing_file(tmp_path: Path) -> None:
@@ -170,7 +158,7 @@ def test_combined_wheel_cannot_poison_the_cached_upstream_tree(pair_wheels: tupl
     """A combined wheel with ``torch/./__init__.py``: refused with one line; the cached upstream tree unchanged."""
     upstream, good, cache = pair_wheels
     assert run_check(upstream, good, (0, 3)).exit_code == 0
-    before = tree_sum(cache)
+    before = tree_checksum(cache)
     hostile = _with_extra_member(good, tmp_path / "hostile" / good.name, "torch/./__init__.py",
                                  b"raise SystemExit('poisoned')\n")
     env = {**os.environ, "CATCH_CACHE": str(cache)}
@@ -179,7 +167,7 @@ def test_combined_wheel_cannot_poison_the_cached_upstream_tree(pair_wheels: tupl
                           timeout=300)
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert "torch/./__init__.py" in proc.stderr and "unsafe wheel member" in proc.stderr
-    assert tree_sum(cache) == before
+    assert tree_checksum(cache) == before
 
 
 def test_combined_wheel_with_a_hostile_first_duplicate_is_refused(pair_wheels: tuple[Path, Path, Path],
