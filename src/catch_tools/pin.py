@@ -25,7 +25,7 @@ from pathlib import Path
 from catch_tools.errors import UserError, toml_error
 from catch_tools.gitcli import try_git
 from catch_tools.paths import repo_root
-from catch_tools.userfiles import read_utf8_file
+from catch_tools.userfiles import read_utf8_file, write_atomic
 
 MANIFEST_NAME = "manifest.toml"
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
@@ -189,12 +189,7 @@ def update_pin(path: Path, **changes: str | int) -> None:
         if n != 1:
             raise UserError(f"key {keymap[key]!r} not found", path=path)
     parse_pin(text, path)  # a rejected update leaves the file as it was
-    tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    try:
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_atomic(path, text)
 
 
 def gitlink_commit(root: Path | None = None, submodule: str = "pytorch") -> str | None:

@@ -50,14 +50,24 @@ _GIT_VERSION = re.compile(r"""^git_version\s*=\s*['"]([0-9a-f]{40})['"]""", re.M
 
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on ``path`` (created if needed) so concurrent builders wait for each other."""
+    """Hold an exclusive ``flock`` on ``path`` (created if needed) so concurrent builders wait for each other.
+
+    The lock file is opened without truncating it and without following a symlink (``O_NOFOLLOW``): a link planted
+    at its name can neither be followed nor emptied; a hard link to another file is locked, never written.
+
+    Raises:
+        UserError: the lock file cannot be opened (a symlink, a directory, no permission).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as err:
+        raise UserError(f"cannot open the lock file: {err.strerror}", path=path) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def release_wheel(version: str) -> Path:
@@ -189,11 +199,15 @@ def extract_python_tree(wheel: Path, dest: Path) -> str | None:
     created new under ``dest`` (:mod:`catch_tools.wheel.unpack`).
 
     Raises:
-        UserError: a file that is not a readable wheel, or a wheel with an unsafe member.
+        UserError: a file that is not a readable wheel, a wheel with an unsafe member, or a member inside ``.git``.
     """
     with RawZipReader(wheel) as reader:
         members = [m for m in reader.members if not m.name.endswith("/") and m.name.endswith(".py")
                    and m.name.split("/", 1)[0] in PY_ROOTS]
+        nested_git = next((m.name for m in members if ".git" in m.name.split("/")), None)
+        if nested_git is not None:  # git refuses to add a nested repository's files; never write one into ours
+            raise UserError(f"wheel member {nested_git} is inside a .git directory: not a release's source file",
+                            path=wheel)
         unpack_members(reader, members, Unpacker(dest))
         version_py = reader.get("torch/version.py")
         if version_py is None:
@@ -228,20 +242,33 @@ def upstream_repo(versions: Sequence[str]) -> Path:
     key = "_".join(str(v) for v in ordered)
     root = cache_dir() / "upstream"
     repo = root / f"torch-{key}"
-    if (repo / ".git" / "catch-complete").is_file():
+    if _complete(repo):
         return repo
     with _locked(root / f".torch-{key}.lock"):
-        if (repo / ".git" / "catch-complete").is_file():
+        if _complete(repo):
             return repo
         wheels = [release_wheel(str(v)) for v in ordered]
         tmp = Path(tempfile.mkdtemp(prefix=f".torch-{key}.", dir=root))
         try:
             _build(tmp, ordered, wheels)
-            shutil.rmtree(repo, ignore_errors=True)
+            _discard(repo)
             tmp.rename(repo)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return repo
+
+
+def _complete(repo: Path) -> bool:
+    """A finished cached repository: a real directory of ours (never a symlink planted at its name) with the marker."""
+    return not repo.is_symlink() and (repo / ".git" / "catch-complete").is_file()
+
+
+def _discard(path: Path) -> None:
+    """Remove what stands at ``path``: a symlink or file itself (never what a symlink points to), or a directory."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)
 
 
 def _build(repo: Path, ordered: Sequence[Version], wheels: Sequence[Path]) -> None:

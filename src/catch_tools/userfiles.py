@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """Reading the files a user hands the tooling (series, patches, manifests, state files): regular files only, and UTF-8
-text with the line of the first bad byte.
+text with the line of the first bad byte; and replacing such a file atomically (:func:`write_atomic`).
 
 A FIFO, socket or device named where a file is expected is refused without being read: opening a FIFO for reading
 blocks until a writer comes (open(2), fifo(7)), and reading a device may never end. The check is ``os.stat`` +
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
@@ -89,3 +90,27 @@ def read_utf8_file(path: Path, what: str) -> str:
         OSError: as :func:`read_regular_file`.
     """
     return decode_utf8(read_regular_file(path, what), path, what)
+
+
+def write_atomic(path: Path, data: bytes | str) -> None:
+    """Replace ``path`` with ``data`` (str: UTF-8) so that a reader sees the old file or the new one, never a part.
+
+    The bytes go to a new temporary file beside ``path`` with a random name (``.NAME.<random>.tmp``, created with
+    ``O_EXCL`` by :func:`tempfile.mkstemp`: never a file or symlink a user or an earlier run left there), are synced
+    to disk, then renamed over ``path`` (``rename(2)`` is atomic within a file system and replaces a symlink at
+    ``path`` itself, never its target). On any error the temporary file is removed and ``path`` is unchanged.
+
+    Raises:
+        OSError: as creating, writing or renaming raises it (each caller words its own message).
+    """
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

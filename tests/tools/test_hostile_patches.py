@@ -167,3 +167,22 @@ def test_fifo_as_patch_or_manifest_is_refused_never_read(small_tree: SmallTree) 
     one_line_error(cli("check", "--source", small_tree.root, "--patches-dir", small_tree.patches, "--pin", fifo_pin),
                    "pin.toml: is a FIFO")
     assert small_tree.snapshot() == before and tree_digest(small_tree.patches) == patches
+
+
+def test_export_never_touches_a_users_dot_tmp_file_or_writes_through_a_planted_link(small_tree: SmallTree,
+                                                                                      tmp_path: Path) -> None:
+    """``patches/.series.tmp`` of the user's is kept; a symlink planted at a name export might use for its temporary
+    file is neither followed nor left in place of the patch."""
+    small_tree.commit("Fix a", {"torch/a.py": numbered("a", 60).replace("a line 7\n", "a line seven\n")})
+    (small_tree.patches / ".series.tmp").write_text("my notes\n")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep\n")
+    (small_tree.patches / ".0001-Fix-a.patch.tmp").symlink_to(outside)
+    proc = cli("export", "--source", small_tree.root, "--patches-dir", small_tree.patches)
+    assert proc.returncode == 0, proc.stderr
+    assert (small_tree.patches / ".series.tmp").read_text() == "my notes\n"
+    assert outside.read_text() == "keep\n"
+    patch = small_tree.patches / "0001-Fix-a.patch"
+    assert patch.is_file() and not patch.is_symlink() and "a line seven" in patch.read_text()
+    assert not [p for p in small_tree.patches.iterdir() if p.name.endswith(".tmp") and not p.is_symlink()
+                and p.name != ".series.tmp"]

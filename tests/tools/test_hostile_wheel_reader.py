@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -202,3 +203,79 @@ def test_reader_refuses_a_fifo_without_blocking(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     with pytest.raises(UserError, match="FIFO"):
         RawZipReader(fifo)
+
+
+@pytest.mark.parametrize("name", ["torch/a\u2028b.py", "torch/a\u0085b.py", "torch/\u202eyp.exe", "torch/a\u200bb.py"])
+def test_reader_refuses_hidden_unicode_in_member_names(name: str, tmp_path: Path) -> None:
+    """Line separators, C1 controls and format characters (RTL override, zero width) hide what a name is."""
+    wheel = zip_with(tmp_path / "torch-9.9.9-py3-none-any.whl", [(name, b"x = 1\n", REG)])
+    with pytest.raises(UserError, match="control, format or line-separator character") as caught:
+        RawZipReader(wheel)
+    assert "\n" not in str(caught.value) and "\u2028" not in str(caught.value)
+
+
+def test_reader_refuses_a_zip_bomb_and_a_lying_size(tmp_path: Path) -> None:
+    """A member declaring a size far beyond its compressed bytes is refused at open; one that expands past its
+    declared size is refused when read, without inflating more than that size."""
+    bomb = tmp_path / "bomb.whl"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("torch/zeros.bin", b"\0" * (64 << 20))
+    with pytest.raises(UserError, match="zip bomb"):
+        RawZipReader(bomb)
+    liar = tmp_path / "liar.whl"
+    with zipfile.ZipFile(liar, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("torch/a.py", b"x = 1\n" * 1000)
+    raw = bytearray(liar.read_bytes())
+    with zipfile.ZipFile(liar) as zf:
+        info = zf.getinfo("torch/a.py")
+    central = raw.rindex(b"PK\x01\x02")
+    raw[central + 24 : central + 28] = (10).to_bytes(4, "little")  # uncompressed size in the central directory
+    liar.write_bytes(bytes(raw))
+    assert info.file_size == 6000
+    with RawZipReader(liar) as reader, pytest.raises(UserError, match="CRC-32 or size mismatch"):
+        reader.read("torch/a.py")
+
+
+@pytest.mark.parametrize("kind", ["file", "symlink"])
+def test_a_cache_entry_that_is_not_a_tree_is_replaced_never_followed(kind: str, pair_wheels: tuple[Path, Path, Path],
+                                                                      tmp_path: Path) -> None:
+    upstream, good, cache = pair_wheels
+    assert run_check(upstream, good, (0, 3)).exit_code == 0
+    (tree,) = (cache / "unpacked").iterdir()
+    shutil.rmtree(tree)
+    users = tmp_path / "users-dir"
+    users.mkdir()
+    (users / "notes.txt").write_text("mine\n")
+    if kind == "file":
+        tree.write_text("not a tree\n")
+    else:
+        tree.symlink_to(users)
+    before = tree_checksum(users)
+    assert run_check(upstream, good, (0, 3)).exit_code == 0
+    assert tree.is_dir() and not tree.is_symlink() and verify_tree(tree) is None
+    assert tree_checksum(users) == before
+
+
+def test_lock_file_planted_as_a_link_is_never_emptied(tmp_path: Path) -> None:
+    """A hard link at the lock file's name is locked, not truncated; a symlink there is refused in one line."""
+    from catch_tools.upstream import _locked
+
+    precious = tmp_path / "precious.txt"
+    precious.write_text("precious\n")
+    os.link(precious, tmp_path / "hard.lock")
+    with _locked(tmp_path / "hard.lock"):
+        pass
+    assert precious.read_text() == "precious\n"
+    (tmp_path / "sym.lock").symlink_to(precious)
+    with pytest.raises(UserError, match="lock file"), _locked(tmp_path / "sym.lock"):
+        pass
+    assert precious.read_text() == "precious\n"
+
+
+def test_upstream_tree_refuses_a_member_inside_dot_git(tmp_path: Path) -> None:
+    wheel = zip_with(tmp_path / "torch-9.9.9-cp311-cp311-linux_x86_64.whl",
+                     [("torch/__init__.py", b"", REG), ("torch/.git/hooks/x.py", b"import os\n", REG)])
+    dest = tmp_path / "dest"
+    with pytest.raises(UserError, match=r"inside a \.git directory"):
+        extract_python_tree(wheel, dest)
+    assert tree_checksum(dest) == {}

@@ -164,6 +164,9 @@ class WheelPair:
         """
         base = cache_dir() / "unpacked" / self.upstream_sha256()
         base.parent.mkdir(parents=True, exist_ok=True)
+        if base.is_symlink() or (base.exists() and not base.is_dir()):  # not a tree of ours: set it aside
+            log.warning("cached upstream tree %s is not a directory: unpacking it again", base)
+            base.unlink()
         if base.is_dir():
             problem = verify_tree(base)
             if problem is None:

@@ -35,6 +35,7 @@ from catch_tools.interfaces import _probe
 from catch_tools.interfaces.pair import WheelPair
 from catch_tools.interfaces.report import ERROR, INCOMPATIBLE, REVIEW, LayerResult
 from catch_tools.paths import cache_dir
+from catch_tools.userfiles import write_atomic
 
 BACKEND_PACKAGE = "torch_mlu"
 BACKEND_NAMESPACES = ("torch_mlu", "mlu")
@@ -151,9 +152,7 @@ class Probes:
             raise ProbeError(f"probe imported torch from {result['torch_file']}, not from the unpacked {which} wheel")
         if stored is not None:
             stored.parent.mkdir(parents=True, exist_ok=True)
-            staging = stored.with_name(f"{stored.name}.{os.getpid()}.tmp")
-            staging.write_text(json.dumps(result))
-            staging.replace(stored)
+            write_atomic(stored, json.dumps(result))
         return result
 
     def _stored_path(self, which: str, mode: str, bc_against: list[str] | None) -> Path | None:

@@ -33,6 +33,7 @@ from catch_tools.patches.lint import undeclared_binary
 from catch_tools.patches.parse import display_path, parse_patch
 from catch_tools.patches.series import SERIES_NAME, read_series_entries
 from catch_tools.pin import Pin
+from catch_tools.userfiles import write_atomic
 
 FORMAT_PATCH_OPTIONS = (
     "--zero-commit", "--no-signature", "--no-numbered", "--no-stat", "--keep-subject", "--full-index", "-M50%",
@@ -143,12 +144,8 @@ def export_series(source: Path, patches_dir: Path, *, base: str | None = None, d
         return result
     patches_dir.mkdir(parents=True, exist_ok=True)
     for name in result.written:
-        tmp_path = patches_dir / f".{name}.tmp"
-        tmp_path.write_bytes(new_files[name])
-        tmp_path.replace(patches_dir / name)
-    tmp_series = patches_dir / f".{SERIES_NAME}.tmp"
-    tmp_series.write_text(new_series, encoding="utf-8")
-    tmp_series.replace(series_path)
+        write_atomic(patches_dir / name, new_files[name])
+    write_atomic(series_path, new_series)
     for name in result.removed:
         (patches_dir / name).unlink(missing_ok=True)
     if state is not None and state.operation == "stopped":

@@ -25,6 +25,7 @@ from catch_tools.patches.gitapply import GitTreeReader
 from catch_tools.patches.gitrepo import open_target
 from catch_tools.pin import Pin
 from catch_tools.rebase.gitrepo import GitRepo
+from catch_tools.userfiles import write_atomic
 
 #: The advice for a missing series, in ``rebase.py``'s options (it has ``--project``, not ``--patches-dir``).
 PROJECT_HINT = "pass --project DIR, the Catch checkout holding patches/series"
@@ -92,8 +93,6 @@ def _write_empty_series(patches: Path) -> None:
         if line.strip() and not line.lstrip().startswith("#"):
             break
         header.append(line)
-    tmp = patches / ".series.tmp"
-    tmp.write_text("".join(header), encoding="utf-8")
-    tmp.replace(patches / "series")
+    write_atomic(patches / "series", "".join(header))
     for name in old:
         (patches / name).unlink(missing_ok=True)

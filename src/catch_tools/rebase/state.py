@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from catch_tools.errors import UserError
-from catch_tools.userfiles import read_utf8_file
+from catch_tools.userfiles import read_utf8_file, write_atomic
 
 STATE_DIR = "catch-rebase"
 STATE_FILE = "state.json"
@@ -278,12 +278,7 @@ class StateStore:
 
     def _write(self, path: Path, state: RebaseState) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(state.to_json())
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        write_atomic(path, state.to_json())
 
     def remove(self) -> None:
         """Delete the state directory (rename first, so a crash here never leaves a half-deleted state)."""

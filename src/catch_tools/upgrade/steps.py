@@ -41,6 +41,7 @@ from packaging.version import InvalidVersion, Version
 from catch_tools.errors import UserError
 from catch_tools.gitcli import locate, try_git
 from catch_tools.pin import load_pin, manifest_path, parse_pin, update_pin
+from catch_tools.userfiles import write_atomic
 
 #: Build and test requirements of the backend venv besides torch (tox -e backend's deps, and the tooling for the proof
 #: gate and the wheel build: the project itself, editable).
@@ -420,9 +421,7 @@ def _state_problem(data: object) -> str | None:
 
 
 def save_state(work: Path, state: dict[str, Any]) -> None:
-    tmp = work / (STATE_FILE + ".tmp")
-    tmp.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(work / STATE_FILE)
+    write_atomic(work / STATE_FILE, json.dumps(state, indent=1, sort_keys=True) + "\n")
 
 
 def require_rebased_pin(project: Path, rebase_command: str) -> None:
@@ -470,9 +469,7 @@ class CheckoutGuard:
                     continue
             except FileNotFoundError:
                 pass
-            tmp = path.with_name(path.name + ".restore.tmp")
-            tmp.write_bytes(data)
-            tmp.replace(path)
+            write_atomic(path, data)
 
 
 def run(ctx: Context, start: str | None = None, progress: Callable[[str], None] = lambda _m: None) -> dict[str, Any]:

@@ -19,7 +19,6 @@ import csv
 import hashlib
 import io
 import json
-import os
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from installer.records import Hash, InvalidRecordEntry, RecordEntry, parse_recor
 
 from catch_tools.errors import UserError
 from catch_tools.paths import cache_dir
+from catch_tools.userfiles import write_atomic
 from catch_tools.wheel.metadata import member_text
 from catch_tools.wheel.zipraw import RawMember, RawZipReader
 
@@ -191,6 +191,4 @@ def verify_rows(reader: RawZipReader, rows: dict[str, RecordRow], record_name: s
     verify_members(reader, rows, reader.members, record_name)
     if marker is not None:
         marker.parent.mkdir(parents=True, exist_ok=True)
-        tmp = marker.with_name(f"{marker.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"wheel": reader.path.name, "members": len(reader.members)}) + "\n")
-        tmp.replace(marker)
+        write_atomic(marker, json.dumps({"wheel": reader.path.name, "members": len(reader.members)}) + "\n")

@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from catch_tools.errors import UserError
+from catch_tools.userfiles import write_atomic
 from catch_tools.wheel.zipraw import RawMember, RawZipReader
 
 #: The manifest of an unpacked tree: ``{"files": {name: digest}}``; written last, so its presence means complete.
@@ -107,9 +108,7 @@ def unpack_members(reader: RawZipReader, members: Iterable[RawMember], unpacker:
 
 def record_tree(root: Path, digests: Mapping[str, str]) -> None:
     """Write ``root``'s manifest (:data:`MANIFEST`) listing ``digests``; call it when the tree is complete."""
-    staging = root / f"{MANIFEST}.tmp"
-    staging.write_text(json.dumps({"files": dict(sorted(digests.items()))}), encoding="utf-8")
-    staging.replace(root / MANIFEST)
+    write_atomic(root / MANIFEST, json.dumps({"files": dict(sorted(digests.items()))}))
 
 
 def tree_digests(root: Path) -> dict[str, str] | None:

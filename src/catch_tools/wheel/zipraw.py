@@ -56,6 +56,14 @@ DateTime = tuple[int, int, int, int, int, int]
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+#: Unicode categories refused in member names: controls (C0 and C1, e.g. U+0085 NEL), format characters (e.g. U+202E
+#: RIGHT-TO-LEFT OVERRIDE, which makes ``torch/\u202eyp.exe`` display as ``torch/exe.py``; zero-width characters),
+#: line and paragraph separators (U+2028, U+2029: they split a line in logs and in RECORD), surrogates and private use.
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co"})
+#: Zip bombs: deflate reaches about 1032:1. A member larger than :data:`_BOMB_FLOOR` whose declared size is more than
+#: :data:`_BOMB_RATIO` times its compressed size is refused; the text and code of real wheels stay far below.
+_BOMB_RATIO = 200
+_BOMB_FLOOR = 1 << 20
 _ALLOWED_TYPES = (0, stat.S_IFREG, stat.S_IFDIR)  # 0: no Unix mode recorded (archives made on Windows)
 
 
@@ -76,8 +84,8 @@ def unsafe_member_reason(name: str, external_attr: int = 0) -> str | None:
         return "member path with a drive letter"
     if "\\" in name:
         return "backslash in member path"
-    if _CONTROL.search(name):
-        return "control character in member name"
+    if _CONTROL.search(name) or any(unicodedata.category(ch) in _HIDDEN_CATEGORIES for ch in name if ord(ch) > 0x7E):
+        return "control, format or line-separator character in member name"
     parts = (name[:-1] if name.endswith("/") else name).split("/")
     if any(part in ("", ".", "..") for part in parts):
         return "empty, '.' or '..' segment in member path"
@@ -102,7 +110,7 @@ def check_member_names(infos: list[zipfile.ZipInfo], path: Path) -> None:
     dirs: set[str] = set()
     seen: set[str] = set()
     for info in infos:
-        shown = repr(info.orig_filename) if _CONTROL.search(info.orig_filename) else info.orig_filename
+        shown = info.orig_filename if info.orig_filename.isprintable() else ascii(info.orig_filename)
         reason = "NUL in member name" if info.filename != info.orig_filename else \
             unsafe_member_reason(info.filename, info.external_attr)
         if reason:
@@ -200,6 +208,9 @@ class RawZipReader:
         if info.flag_bits & _FLAG_ENCRYPTED:
             raise UserError(f"encrypted member {info.filename} (not allowed in a wheel)", path=self.path)
         data = start + name_len + extra_len
+        if info.file_size > _BOMB_FLOOR and info.file_size > _BOMB_RATIO * max(info.compress_size, 1):
+            raise UserError(f"member {info.filename} would expand {info.compress_size} bytes to {info.file_size} "
+                            f"(over {_BOMB_RATIO}:1: a zip bomb, not a wheel)", path=self.path)
         if data + info.compress_size > len(self._mm):
             raise UserError(f"truncated zip: data of {info.filename} is past the end", path=self.path)
         return RawMember(
@@ -254,7 +265,9 @@ class RawZipReader:
         error = None
         with self.raw(member) as raw:  # released before any exception leaves (the mapping can then be closed)
             try:
-                data = bytes(raw) if member.method == zipfile.ZIP_STORED else zlib.decompressobj(-15).decompress(raw)
+                # never more than the declared size plus one byte: a lying header cannot make us allocate more
+                data = bytes(raw) if member.method == zipfile.ZIP_STORED else \
+                    zlib.decompressobj(-15).decompress(raw, member.file_size + 1)
             except zlib.error as err:
                 data, error = b"", str(err)
         if error is not None:
