@@ -11,6 +11,7 @@ input gets one line on stderr and exit status 2. The wheels are made here, with 
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -23,7 +24,9 @@ import pytest
 from fake_wheels import fake_backend_wheel, fake_torch_wheel, write_wheel
 from hostile import one_line_error, tree_checksum
 
+from catch_tools.errors import UserError
 from catch_tools.pin import Pin
+from catch_tools.release import index as release_index
 from catch_tools.wheel.overlay import build_overlay
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -119,6 +122,109 @@ def test_publish_release_publishes_a_copy_of_a_combined_wheel(tmp_path: Path) ->
     page = (tmp_path / "idx" / "simple" / "torch" / "index.html").read_text()
     assert f"#sha256={hashlib.sha256(wheel.read_bytes()).hexdigest()}" in page
     assert not [p.name for p in (tmp_path / "idx" / "files").iterdir() if p.name.endswith(".tmp")]
+
+
+# ---- one publish at a time -----------------------------------------------------------------------------------------
+
+def concurrently(*argvs: tuple[str | Path, ...]) -> list[subprocess.CompletedProcess[str]]:
+    """Run ``publish_index.py`` with each argument list at the same time; their results, in order."""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "src")}
+    procs = [subprocess.Popen([sys.executable, str(PUBLISH_INDEX), *map(str, argv)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for argv in argvs]
+    done = []
+    for argv, proc in zip(argvs, procs, strict=True):
+        out, err = proc.communicate(timeout=300)
+        done.append(subprocess.CompletedProcess([str(a) for a in argv], proc.returncode, out, err))
+    return done
+
+
+def page_sha256(root: Path, project: str, filename: str) -> str:
+    page = (root / "simple" / project / "index.html").read_text()
+    return page.split(f"files/{filename.replace('+', '%2B')}#sha256=", 1)[1][:64]
+
+
+def test_a_publish_holds_the_index_lock_while_it_reads_and_writes(tmp_path: Path, index: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+
+    def lock_is_held() -> None:
+        # another open file description of the lock file: flock(2) conflicts with the publish's own
+        with (index / release_index.LOCK_NAME).open("rb") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                seen.append("held")
+            else:
+                seen.append("free")
+
+    real_scan, real_write = release_index._scan, release_index._write_atomic
+
+    def scan(root: Path) -> object:
+        lock_is_held()
+        return real_scan(root)
+
+    def write(path: Path, data: bytes) -> None:
+        lock_is_held()
+        real_write(path, data)
+
+    monkeypatch.setattr(release_index, "_scan", scan)
+    monkeypatch.setattr(release_index, "_write_atomic", write)
+    release_index.publish(probe(tmp_path / "dist"), index)
+    assert len(seen) > 2 and set(seen) == {"held"}, seen
+
+
+def test_a_run_that_loses_a_name_to_another_run_leaves_the_winners_companions(tmp_path: Path, index: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    files = index / "files"
+    winner, loser = probe(tmp_path / "winner", "1"), probe(tmp_path / "loser", "2")
+    real_pages = release_index._pages
+
+    def pages(*args: object, **kw: object) -> object:
+        # another run (one that does not take the lock) publishes the name after this run read the index
+        shutil.copy(winner, files / PROBE)
+        (files / f".{PROBE}.sha256").write_text(hashlib.sha256(winner.read_bytes()).hexdigest() + "\n")
+        return real_pages(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(release_index, "_pages", pages)
+    with pytest.raises(UserError, match="published meanwhile by another run"):
+        release_index.publish(loser, index)
+    recorded = (files / f".{PROBE}.sha256").read_text().strip()
+    assert recorded == hashlib.sha256((files / PROBE).read_bytes()).hexdigest()
+    assert not (files / f"{PROBE}.metadata").exists()
+
+
+def test_concurrent_publishes_of_one_name_with_other_bytes_keep_the_index_consistent(tmp_path: Path) -> None:
+    first, second = probe(tmp_path / "a", "1"), probe(tmp_path / "b", "2")
+    for i in range(10):
+        root = tmp_path / f"idx{i}"
+        results = concurrently((first, "--index-dir", root), (second, "--index-dir", root))
+        assert sorted(r.returncode for r in results) == [0, 2], results
+        one_line_error(next(r for r in results if r.returncode), "already published with other bytes")
+        published = hashlib.sha256((root / "files" / PROBE).read_bytes()).hexdigest()
+        assert (root / "files" / f".{PROBE}.sha256").read_text().strip() == published
+        assert page_sha256(root, "catch-probe", PROBE) == published
+
+
+def test_concurrent_publishes_of_different_wheels_both_reach_the_page(tmp_path: Path) -> None:
+    one = probe(tmp_path / "a")
+    two = write_wheel(tmp_path / "b", "catch_probe", "2.0", {"catch_probe.py": "VALUE = 2\n"})
+    for i in range(10):
+        root = tmp_path / f"idx{i}"
+        results = concurrently((one, "--index-dir", root), (two, "--index-dir", root))
+        assert [r.returncode for r in results] == [0, 0], results
+        page = (root / "simple" / "catch-probe" / "index.html").read_text()
+        assert f">{one.name}<" in page and f">{two.name}<" in page, page
+
+
+def test_a_symlinked_lock_file_is_refused(tmp_path: Path, index: Path) -> None:
+    precious = tmp_path / "precious.txt"
+    precious.write_text("precious\n")
+    lock = index / release_index.LOCK_NAME
+    lock.unlink(missing_ok=True)
+    lock.symlink_to(precious)
+    before = tree_checksum(index)
+    one_line_error(publish_index(probe(tmp_path / "dist"), "--index-dir", index), f"{lock}: a symbolic link")
+    assert tree_checksum(index) == before and precious.read_text() == "precious\n"
 
 
 # ---- a half-published index ----------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ Layout (any HTTP server serves it as it is, the way PyTorch's own wheel index is
                                          data-requires-python (PEP 503) and data-core-metadata (PEP 714/658)
     ROOT/files/<file>                    the wheel
     ROOT/files/<file>.metadata           its METADATA (PEP 658: pip resolves without downloading the wheel)
+    ROOT/.catch-index.lock               the lock every publish holds (empty; see below)
 
 The ``#sha256=`` fragment is computed when the file is published: pip checks every download against it, so a file
 whose bytes changed after publishing (a tampered mirror, a corrupted upload) is refused ("THESE PACKAGES DO NOT
@@ -21,8 +22,12 @@ Rules of publishing:
   made only of the characters of the wheel-name grammar, one ``.dist-info`` whose METADATA ``Name``/``Version`` and
   WHEEL ``Tag`` lines agree with the file name, and a RECORD that lists and matches every member;
 - every wheel is checked, and the index read, before anything is written; a refused publish changes nothing;
+- one publish at a time: reading the index, writing files and pages all happen under an exclusive ``flock(2)`` of
+  ``ROOT/.catch-index.lock`` (opened without following a symlink), so two runs publishing the same name with other
+  bytes, or different wheels, run one after the other: the second sees what the first published;
 - a wheel is published as a copy (never a link to the caller's file, which may change later): written to a hidden
-  temporary file with a random suffix in ``files/``, synced, then renamed to its name, which is never replaced;
+  temporary file with a random suffix in ``files/``, synced, then renamed to its name, which is never replaced; its
+  companions (``.metadata``, the recorded sha256) are written after that rename succeeded, each atomically;
 - the pages are written last, each one atomically (temporary file + rename);
 - a file in ``files/`` that is not a published wheel (an invalid name, not a regular file, unreadable) is left out of
   the pages with one warning line naming it; it does not stop a publish.
@@ -31,6 +36,7 @@ Rules of publishing:
 from __future__ import annotations
 
 import errno
+import fcntl
 import hashlib
 import html
 import os
@@ -74,6 +80,8 @@ _PAGE = """<!DOCTYPE html>
 #: tag, Unicode letters in the name); none of those can be in a valid wheel, and all are unsafe in a URL or a page.
 _WHEEL_NAME = re.compile(r"[A-Za-z0-9._!+-]+\.whl")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+#: The lock file every publish holds, in the index root.
+LOCK_NAME = ".catch-index.lock"
 
 Warn = Callable[[UserError], None]
 
@@ -259,6 +267,35 @@ def _directory(path: Path) -> None:
         raise UserError("not a directory", path=path)
 
 
+@contextmanager
+def _locked(root: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock(2)`` on ``ROOT/.catch-index.lock`` (the index root is created when missing): one
+    publish, or page rewrite, at a time; the next waits. The lock file is created when missing, never truncated, and
+    opened without following a symlink (``O_NOFOLLOW``); the lock goes with the descriptor, so a run that dies
+    leaves no stale lock.
+
+    Raises:
+        UserError: ``root`` is not a directory or cannot be created, or the lock file is a symbolic link, not a
+            regular file, or cannot be opened.
+    """
+    _directory(root)
+    lock = root / LOCK_NAME
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise UserError("a symbolic link where the index keeps its lock file: remove it", path=lock) from None
+        raise UserError(f"cannot lock the index: {err.strerror}", path=err.filename or root) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UserError("not a regular file where the index keeps its lock file: remove it", path=lock)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def _scan(root: Path) -> tuple[dict[str, IndexFile], dict[str, NormalizedName], dict[str, UserError]]:
     """Read ``ROOT/files``: (published entries by file name, their projects, strays by file name: why each ``*.whl``
     that is not a published wheel is not).
@@ -385,10 +422,12 @@ def _copy_new(wheel: CheckedWheel, dest: Path) -> None:
             os.replace(tmp, dest)  # a file system without hard links
 
 
-def _plan(wheels: Sequence[Path], root: Path, warn: Warn
-          ) -> tuple[list[CheckedWheel], list[CheckedWheel], dict[str, IndexFile], dict[str, NormalizedName]]:
-    """Check every wheel and read the index: (the checked wheels in the order given, the new ones, the entries of
-    the pages, their projects). Writes nothing."""
+def _check_all(wheels: Sequence[Path]) -> dict[str, CheckedWheel]:
+    """Check every wheel (:func:`check_wheel`), by file name in the order given. Reads no index.
+
+    Raises:
+        UserError: a wheel refused, or one file name given twice with other bytes.
+    """
     checked: dict[str, CheckedWheel] = {}
     for path in wheels:
         got = check_wheel(path)
@@ -396,6 +435,18 @@ def _plan(wheels: Sequence[Path], root: Path, warn: Warn
         if seen is not None and seen.sha256 != got.sha256:
             raise UserError(f"{path.name} is given twice with other bytes (also {seen.path})", path=path)
         checked.setdefault(path.name, got)
+    return checked
+
+
+def _plan(checked: dict[str, CheckedWheel], root: Path, warn: Warn
+          ) -> tuple[list[CheckedWheel], dict[str, IndexFile], dict[str, NormalizedName]]:
+    """Read the index (under the lock) for the checked wheels: (the new ones, the entries of the pages, their
+    projects). Writes nothing.
+
+    Raises:
+        UserError: a wheel already published with other bytes; a stray file or a non-regular companion in the
+            way; the index's directories refused by :func:`_scan`.
+    """
     entries, projects, strays = _scan(root)
     new = []
     files = root / "files"
@@ -415,38 +466,42 @@ def _plan(wheels: Sequence[Path], root: Path, warn: Warn
             raise UserError(f"{name} is already published with other bytes (sha256 {published.sha256}); "
                             "a published file never changes: release a new version", path=wheel.path)
     _report(strays, warn)
-    return [checked[p.name] for p in wheels], new, entries, projects
+    return new, entries, projects
 
 
 def publish_all(wheels: Sequence[Path], root: Path, *, warn: Warn = _warn_stderr) -> list[IndexFile]:
     """Add ``wheels`` to the static index at ``root`` and rewrite its pages; return their entries (in order).
 
-    Every wheel is checked (:func:`check_wheel`) and the index read before anything is written; a refused publish
-    changes nothing. A new wheel is copied in (never linked: the caller's file may change later) and never replaces
-    a file; its METADATA and sha256 are recorded next to it; the pages come last. Publishing the same bytes again
-    changes nothing. Files in ``files/`` that are not published wheels are reported with ``warn`` and left out.
+    Every wheel is checked (:func:`check_wheel`) before the index is touched; then, under the index's lock
+    (:func:`_locked`: concurrent publishes run one after the other), the index is read and refusals decided before
+    anything is written: a refused publish changes nothing. A new wheel is copied in (never linked: the caller's
+    file may change later) and never replaces a file; once it is in, its METADATA and sha256 are recorded next to it;
+    the pages come last, made from every file present. Publishing the same bytes again changes nothing. Files in
+    ``files/`` that are not published wheels are reported with ``warn`` and left out.
 
     Raises:
         UserError: a wheel refused by :func:`check_wheel`, given twice with other bytes, or already published with
             other bytes; a stray file of the same name in the index; ``root`` (or ``files/``, ``simple/``) not a
-            directory; a write that fails (the message names the file).
+            directory; the lock file refused (:func:`_locked`); a write that fails (the message names the file).
     """
-    checked, new, entries, projects = _plan(wheels, root, warn)
-    pages = _pages(root, entries, projects)
-    files = root / "files"
-    try:
-        for wheel in new:
-            dest = files / wheel.path.name
-            _write_atomic(dest.with_name(dest.name + ".metadata"), wheel.metadata)
-            _write_atomic(_sums_path(dest), (wheel.sha256 + "\n").encode())
-            _copy_new(wheel, dest)
-        if new:
-            _fsync_dir(files)
-        for page, data in pages.items():
-            _write_atomic(page, data)
-    except OSError as err:
-        raise UserError(f"cannot write: {err.strerror}", path=err.filename or root) from None
-    return [entries[w.path.name] for w in checked]
+    checked = _check_all(wheels)
+    with _locked(root):
+        new, entries, projects = _plan(checked, root, warn)
+        pages = _pages(root, entries, projects)
+        files = root / "files"
+        try:
+            for wheel in new:
+                dest = files / wheel.path.name
+                _copy_new(wheel, dest)
+                _write_atomic(dest.with_name(dest.name + ".metadata"), wheel.metadata)
+                _write_atomic(_sums_path(dest), (wheel.sha256 + "\n").encode())
+            if new:
+                _fsync_dir(files)
+            for page, data in pages.items():
+                _write_atomic(page, data)
+        except OSError as err:
+            raise UserError(f"cannot write: {err.strerror}", path=err.filename or root) from None
+    return [entries[p.name] for p in wheels]
 
 
 def publish(wheel: Path, root: Path, *, warn: Warn = _warn_stderr) -> IndexFile:
@@ -467,16 +522,18 @@ def write_pages(root: Path, *, hashes: bool = True, warn: Warn = _warn_stderr) -
         warn: called with each stray file of ``files/`` (left out of the pages).
 
     Raises:
-        UserError: ``root`` (or ``files/``, ``simple/``) is not a directory, or a page cannot be written.
+        UserError: ``root`` (or ``files/``, ``simple/``) is not a directory, the lock file refused
+            (:func:`_locked`), or a page cannot be written.
     """
-    entries, projects, strays = _scan(root)
-    _report(strays, warn)
-    pages = _pages(root, entries, projects, hashes=hashes)
-    try:
-        for page, data in pages.items():
-            _write_atomic(page, data)
-    except OSError as err:
-        raise UserError(f"cannot write: {err.strerror}", path=err.filename or root) from None
+    with _locked(root):
+        entries, projects, strays = _scan(root)
+        _report(strays, warn)
+        pages = _pages(root, entries, projects, hashes=hashes)
+        try:
+            for page, data in pages.items():
+                _write_atomic(page, data)
+        except OSError as err:
+            raise UserError(f"cannot write: {err.strerror}", path=err.filename or root) from None
     top = root / "simple" / "index.html"
     return [top, *(p for p in pages if p != top)]
 
