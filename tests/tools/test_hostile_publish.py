@@ -216,6 +216,24 @@ def test_concurrent_publishes_of_different_wheels_both_reach_the_page(tmp_path: 
         assert f">{one.name}<" in page and f">{two.name}<" in page, page
 
 
+# ---- the index writes only into its own directories -----------------------------------------------------------------
+
+@pytest.mark.parametrize("where", ["simple/catch-probe", "simple", "files"])
+def test_a_symlinked_directory_in_the_index_is_refused_and_nothing_outside_is_written(tmp_path: Path, index: Path,
+                                                                                     where: str) -> None:
+    outside = tmp_path / "outside"
+    link = index / where
+    if link.exists():
+        link.rename(outside)  # the index's own directory, moved out and linked back
+    else:
+        outside.mkdir()
+    (outside / "index.html").write_text("mine\n")
+    link.symlink_to(outside)
+    before, before_outside = tree_checksum(index), tree_checksum(outside)
+    one_line_error(publish_index(probe(tmp_path / "dist"), "--index-dir", index), f"{link}: a symbolic link")
+    assert tree_checksum(index) == before and tree_checksum(outside) == before_outside
+
+
 def test_a_symlinked_lock_file_is_refused(tmp_path: Path, index: Path) -> None:
     precious = tmp_path / "precious.txt"
     precious.write_text("precious\n")

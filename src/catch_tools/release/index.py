@@ -25,10 +25,13 @@ Rules of publishing:
 - one publish at a time: reading the index, writing files and pages all happen under an exclusive ``flock(2)`` of
   ``ROOT/.catch-index.lock`` (opened without following a symlink), so two runs publishing the same name with other
   bytes, or different wheels, run one after the other: the second sees what the first published;
+- the index writes only into its own directories: ``files/``, ``simple/`` and ``simple/<project>/`` must be real
+  directories, a symbolic link there is refused (``ROOT`` itself may be a link: the caller names it);
 - a wheel is published as a copy (never a link to the caller's file, which may change later): written to a hidden
   temporary file with a random suffix in ``files/``, synced, then renamed to its name, which is never replaced; its
   companions (``.metadata``, the recorded sha256) are written after that rename succeeded, each atomically;
-- the pages are written last, each one atomically (temporary file + rename);
+- the pages are written last, each one atomically (temporary file + rename, which replaces a link, never writes
+  through it);
 - a file in ``files/`` that is not a published wheel (an invalid name, not a regular file, unreadable) is left out of
   the pages with one warning line naming it; it does not stop a publish.
 """
@@ -261,8 +264,13 @@ def _report(strays: dict[str, UserError], warn: Warn) -> None:
         warn(UserError(f"{err.message}: not a published wheel, left out of the pages", path=err.path, line=err.line))
 
 
-def _directory(path: Path) -> None:
-    """Refuse ``path`` when it exists and is not a directory (it is created later, when writing)."""
+def _directory(path: Path, *, link_ok: bool = False) -> None:
+    """Refuse ``path`` when it exists and is not a directory (it is created later, when writing), or, unless
+    ``link_ok`` (the index root, which the caller names), when it is a symbolic link: the index writes only into
+    directories of its own, never through a link to somewhere else."""
+    if path.is_symlink() and not link_ok:
+        raise UserError("a symbolic link where the index has a directory of its own: the index never writes "
+                        "through a link (replace it by a directory)", path=path)
     if (path.exists() or path.is_symlink()) and not path.is_dir():
         raise UserError("not a directory", path=path)
 
@@ -278,7 +286,7 @@ def _locked(root: Path) -> Iterator[None]:
         UserError: ``root`` is not a directory or cannot be created, or the lock file is a symbolic link, not a
             regular file, or cannot be opened.
     """
-    _directory(root)
+    _directory(root, link_ok=True)
     lock = root / LOCK_NAME
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -301,10 +309,11 @@ def _scan(root: Path) -> tuple[dict[str, IndexFile], dict[str, NormalizedName], 
     that is not a published wheel is not).
 
     Raises:
-        UserError: ``ROOT``, ``ROOT/files`` or ``ROOT/simple`` exists and is not a directory, or ``files/`` cannot
-            be listed.
+        UserError: ``ROOT``, ``ROOT/files`` or ``ROOT/simple`` exists and is not a directory, ``files/`` or
+            ``simple/`` is a symbolic link, or ``files/`` cannot be listed.
     """
-    for path in (root, root / "files", root / "simple"):
+    _directory(root, link_ok=True)
+    for path in (root / "files", root / "simple"):
         _directory(path)
     entries: dict[str, IndexFile] = {}
     projects: dict[str, NormalizedName] = {}
@@ -329,7 +338,11 @@ def _scan(root: Path) -> tuple[dict[str, IndexFile], dict[str, NormalizedName], 
 
 def _pages(root: Path, entries: dict[str, IndexFile], projects: dict[str, NormalizedName], *,
            hashes: bool = True) -> dict[Path, bytes]:
-    """The page bytes for ``entries`` (by file name; ``projects`` maps each to its project), top page last."""
+    """The page bytes for ``entries`` (by file name; ``projects`` maps each to its project), top page last.
+
+    Raises:
+        UserError: a page's directory is not a directory or is a symbolic link, or a page is a directory.
+    """
     by_project: dict[str, list[IndexFile]] = {}
     for name in sorted(entries):
         by_project.setdefault(str(projects[name]), []).append(entries[name])
@@ -383,8 +396,9 @@ def _fsync_dir(directory: Path) -> None:
 
 def _write_atomic(path: Path, data: bytes) -> None:
     """Write ``path`` through a synced temporary file and a rename: a reader (the HTTP server) sees the old or the
-    new bytes, never half; unchanged bytes are not rewritten."""
-    if path.is_file() and path.read_bytes() == data:
+    new bytes, never half; unchanged bytes are not rewritten. A symbolic link at ``path`` is replaced, never
+    written through."""
+    if not path.is_symlink() and path.is_file() and path.read_bytes() == data:
         return
     with _temporary(path.parent, path.name) as (tmp, fd):
         os.write(fd, data)
@@ -481,8 +495,9 @@ def publish_all(wheels: Sequence[Path], root: Path, *, warn: Warn = _warn_stderr
 
     Raises:
         UserError: a wheel refused by :func:`check_wheel`, given twice with other bytes, or already published with
-            other bytes; a stray file of the same name in the index; ``root`` (or ``files/``, ``simple/``) not a
-            directory; the lock file refused (:func:`_locked`); a write that fails (the message names the file).
+            other bytes; a stray file of the same name in the index; ``root`` (or ``files/``, ``simple/``,
+            ``simple/<project>/``) not a directory, or (but ``root``) a symbolic link; the lock file refused
+            (:func:`_locked`); a write that fails (the message names the file).
     """
     checked = _check_all(wheels)
     with _locked(root):
@@ -522,8 +537,8 @@ def write_pages(root: Path, *, hashes: bool = True, warn: Warn = _warn_stderr) -
         warn: called with each stray file of ``files/`` (left out of the pages).
 
     Raises:
-        UserError: ``root`` (or ``files/``, ``simple/``) is not a directory, the lock file refused
-            (:func:`_locked`), or a page cannot be written.
+        UserError: ``root`` (or ``files/``, ``simple/``, ``simple/<project>/``) is not a directory, or (but
+            ``root``) a symbolic link; the lock file refused (:func:`_locked`); a page cannot be written.
     """
     with _locked(root):
         entries, projects, strays = _scan(root)
