@@ -308,6 +308,33 @@ def test_a_name_outside_the_wheel_name_grammar_is_refused(tmp_path: Path, index:
     assert tree_checksum(index) == before
 
 
+@pytest.mark.parametrize(("name", "version", "tag"), [
+    ("catch_probe", "1.00", "py3-none-any"),   # the version spelled otherwise
+    ("Catch_Probe", "1.0", "py3-none-any"),    # the name in another case
+    ("catch.probe", "1.0", "py3-none-any"),    # the name with another separator
+    ("catch_probe", "1.0", "py3-none-ANY"),    # a tag in another case
+])
+def test_a_name_not_in_its_normal_form_is_refused_with_the_normal_name(tmp_path: Path, index: Path, name: str,
+                                                                       version: str, tag: str) -> None:
+    assert publish_index(probe(tmp_path / "first"), "--index-dir", index).returncode == 0
+    spelled = write_wheel(tmp_path / "dist", name, version, {"catch_probe.py": "VALUE = 2\n"}, tag=tag)
+    before = tree_checksum(index)
+    one_line_error(publish_index(spelled, "--index-dir", index), repr(spelled.name),
+                   f"is not a normalized wheel file name: rename it {PROBE!r}")
+    one_line_error(publish_index("--check", spelled), f"rename it {PROBE!r}")
+    assert tree_checksum(index) == before
+
+
+def test_a_wheel_published_under_another_spelling_keeps_its_name(tmp_path: Path, index: Path) -> None:
+    # a file published before names had to be normal
+    shutil.copy(write_wheel(tmp_path / "old", "Catch_Probe", "1.0", {"catch_probe.py": "VALUE = 1\n"}),
+                index / "files")
+    before = tree_checksum(index)
+    one_line_error(publish_index(probe(tmp_path / "dist", "2"), "--index-dir", index),
+                   f"{PROBE} is already published as Catch_Probe-1.0-py3-none-any.whl")
+    assert tree_checksum(index) == before
+
+
 # ---- wheels are what their name says ---------------------------------------------------------------------------------
 
 def test_publish_release_refuses_the_upstream_wheel_renamed_to_the_combined_name(tmp_path: Path) -> None:

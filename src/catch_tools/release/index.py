@@ -19,8 +19,11 @@ MATCH THE HASHES"). Publishing is append-only, like PyPI: a file name already pu
 Rules of publishing:
 
 - only wheels that are what their name says are published (:func:`check_wheel`): a valid wheel file name (PEP 427)
-  made only of the characters of the wheel-name grammar, one ``.dist-info`` whose METADATA ``Name``/``Version`` and
-  WHEEL ``Tag`` lines agree with the file name, and a RECORD that lists and matches every member;
+  made only of the characters of the wheel-name grammar and in its normal form (:func:`normalized_wheel_filename`),
+  one ``.dist-info`` whose METADATA ``Name``/``Version`` and WHEEL ``Tag`` lines agree with the file name, and a
+  RECORD that lists and matches every member;
+- append-only holds for what a name means, not its spelling: a wheel whose project, version, build tag and tags are
+  those of a published file of another spelling (published before names had to be normal) is refused;
 - every wheel is checked, and the index read, before anything is written; a refused publish changes nothing;
 - one publish at a time: reading the index, writing files and pages all happen under an exclusive ``flock(2)`` of
   ``ROOT/.catch-index.lock`` (opened without following a symlink), so two runs publishing the same name with other
@@ -56,7 +59,7 @@ from urllib.parse import quote
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag
-from packaging.utils import BuildTag, NormalizedName, parse_wheel_filename
+from packaging.utils import BuildTag, NormalizedName, canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
 from catch_tools.errors import UserError
@@ -143,6 +146,26 @@ def check_wheel_filename(wheel: Path) -> tuple[NormalizedName, Version, BuildTag
         raise UserError(f"{name!r} is not a valid wheel file name: {err}", path=wheel.parent) from None
 
 
+def normalized_wheel_filename(name: str) -> str:
+    """The normal form of the valid wheel file name ``name`` (``torch-2.13.00+CPU.catch1-…`` ->
+    ``torch-2.13.0+cpu.catch1-…``).
+
+    Rules (binary distribution format spec, "Escaping and Unicode"): the project name canonicalised
+    (``packaging.utils.canonicalize_name``) with ``-`` written ``_``; the version in PEP 440 normal form
+    (``str(packaging.version.Version)``); the build tag as ``packaging`` reads it (its number, then its text); the
+    tags in lower case (``packaging.tags.Tag`` compares them so), in the order given.
+
+    Raises:
+        ValueError: ``name`` is not a valid wheel file name (``packaging.utils.parse_wheel_filename``).
+    """
+    project, version, build, _tags = parse_wheel_filename(name)
+    parts = name[: -len(".whl")].split("-")
+    fields = [canonicalize_name(project).replace("-", "_"), str(version)]
+    if build:
+        fields.append(f"{build[0]}{build[1]}")
+    return "-".join([*fields, *(part.lower() for part in parts[-3:])]) + ".whl"
+
+
 def _regular_file(path: Path, what: str) -> os.stat_result:
     """``os.stat`` of ``path``, which must be a regular file (a FIFO or device is refused, never opened)."""
     try:
@@ -173,18 +196,25 @@ def requires_python(metadata: bytes) -> str | None:
 def check_wheel(wheel: Path) -> CheckedWheel:
     """Check that ``wheel`` is what its file name says, and return what the index needs of it.
 
-    Rules: the file name is valid and safe (:func:`check_wheel_filename`); the wheel has exactly one
-    ``.dist-info`` directory, of the file name's project and version (PEP 427; pip refuses several); its METADATA
-    ``Name`` and ``Version`` equal the file name's (compared canonicalized / as PEP 440 versions: pip refuses a
-    wheel whose metadata version differs, "inconsistent version"), ``Requires-Python`` is a valid specifier; its
-    WHEEL file has ``Wheel-Version`` 1.x, ``Tag`` lines giving exactly the file name's tags and the file name's build
-    tag (PEP 427/491); RECORD lists every member with a matching sha256 and size (PEP 376).
+    Rules: the file name is valid and safe (:func:`check_wheel_filename`) and in its normal form
+    (:func:`normalized_wheel_filename`: else one wheel name could be published twice, spelled twice); the wheel has
+    exactly one ``.dist-info`` directory, of the file name's project and version (PEP 427; pip refuses several);
+    its METADATA ``Name`` and ``Version`` equal the file name's (compared canonicalized / as PEP 440 versions: pip
+    refuses a wheel whose metadata version differs, "inconsistent version"), ``Requires-Python`` is a valid
+    specifier; its WHEEL file has ``Wheel-Version`` 1.x, ``Tag`` lines giving exactly the file name's tags and the
+    file name's build tag (PEP 427/491); RECORD lists every member with a matching sha256 and size (PEP 376).
 
     Raises:
-        UserError: any rule broken (one line naming the wheel, or ``wheel!member`` and the line), a missing file or
-            one that is not a regular file, or an unreadable zip (the message of :class:`RawZipReader`).
+        UserError: any rule broken (one line naming the wheel, or ``wheel!member`` and the line; a name not in its
+            normal form is told its normal form), a missing file or one that is not a regular file, or an
+            unreadable zip (the message of :class:`RawZipReader`).
     """
     project, version, build, tags = check_wheel_filename(wheel)
+    normal = normalized_wheel_filename(wheel.name)
+    if wheel.name != normal:
+        raise UserError(f"{wheel.name!r} is not a normalized wheel file name: rename it {normal!r} (binary "
+                        "distribution format spec: canonical project name, PEP 440 normal version, lower-case "
+                        "tags)", path=wheel.parent)
     _regular_file(wheel, "wheel")
     try:
         reader = RawZipReader(wheel)
@@ -458,10 +488,12 @@ def _plan(checked: dict[str, CheckedWheel], root: Path, warn: Warn
     projects). Writes nothing.
 
     Raises:
-        UserError: a wheel already published with other bytes; a stray file or a non-regular companion in the
-            way; the index's directories refused by :func:`_scan`.
+        UserError: a wheel already published with other bytes, or published under another spelling of its name
+            (same project, version, build tag and tags: :func:`packaging.utils.parse_wheel_filename`); a stray file
+            or a non-regular companion in the way; the index's directories refused by :func:`_scan`.
     """
     entries, projects, strays = _scan(root)
+    spelled = {parse_wheel_filename(name): name for name in entries}
     new = []
     files = root / "files"
     for name, wheel in checked.items():
@@ -470,6 +502,11 @@ def _plan(checked: dict[str, CheckedWheel], root: Path, warn: Warn
                             "remove it, or publish another version", path=root / "files" / name)
         published = entries.get(name)
         if published is None:
+            other = spelled.get(parse_wheel_filename(name))
+            if other is not None:
+                raise UserError(f"{name} is already published as {other} (the same project, version and tags, "
+                                "spelled otherwise); a published file never changes: release a new version",
+                                path=wheel.path)
             for companion in (files / f"{name}.metadata", _sums_path(files / name)):
                 if companion.is_symlink() or (companion.exists() and not companion.is_file()):
                     raise UserError("not a regular file: remove it, it is in the way of publishing", path=companion)
@@ -495,9 +532,9 @@ def publish_all(wheels: Sequence[Path], root: Path, *, warn: Warn = _warn_stderr
 
     Raises:
         UserError: a wheel refused by :func:`check_wheel`, given twice with other bytes, or already published with
-            other bytes; a stray file of the same name in the index; ``root`` (or ``files/``, ``simple/``,
-            ``simple/<project>/``) not a directory, or (but ``root``) a symbolic link; the lock file refused
-            (:func:`_locked`); a write that fails (the message names the file).
+            other bytes or under another spelling of its name; a stray file of the same name in the index; ``root``
+            (or ``files/``, ``simple/``, ``simple/<project>/``) not a directory, or (but ``root``) a symbolic link;
+            the lock file refused (:func:`_locked`); a write that fails (the message names the file).
     """
     checked = _check_all(wheels)
     with _locked(root):
