@@ -55,17 +55,23 @@ def renamed(wheel: Path, name: str) -> Path:
     return wheel.rename(wheel.with_name(name))
 
 
-def run(*cmd: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run(*cmd: str | Path, env: dict[str, str] | None = None, unset: tuple[str, ...] = (),
+        cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     full = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "src"), "PYTHON": sys.executable, **(env or {})}
-    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=full, check=False, timeout=300)
+    for name in unset:
+        full.pop(name, None)
+    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=full, check=False, timeout=300,
+                          cwd=cwd)
 
 
 def publish_index(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return run(sys.executable, PUBLISH_INDEX, *args)
 
 
-def publish_release(tag: str, dist: Path, index: Path) -> subprocess.CompletedProcess[str]:
-    return run("bash", PUBLISH_RELEASE, tag, dist, env={"CATCH_INDEX_DIR": str(index), "CATCH_GH_RELEASE": "0"})
+def publish_release(tag: str, dist: Path, index: Path, *, env: dict[str, str] | None = None,
+                    **kw: object) -> subprocess.CompletedProcess[str]:
+    return run("bash", PUBLISH_RELEASE, tag, dist,
+               env={"CATCH_INDEX_DIR": str(index), "CATCH_GH_RELEASE": "0", **(env or {})}, **kw)  # type: ignore[arg-type]
 
 
 
@@ -78,6 +84,38 @@ def index(tmp_path: Path) -> Path:
     proc = publish_index(other, "--index-dir", root)
     assert proc.returncode == 0, proc.stderr
     return root
+
+
+def release_wheel(dist: Path) -> Path:
+    """A small wheel with the combined wheel's name and metadata (enough for ``publish_release.sh``)."""
+    return write_wheel(dist, "torch", "2.13.0+cpu.catch1", {"torch/__init__.py": ""}, tag=TAGS)
+
+
+def path_without(bin_dir: Path, *names: str) -> str:
+    """A ``PATH`` of one directory holding every command of ``$PATH`` but ``names``."""
+    bin_dir.mkdir()
+    for directory in os.environ["PATH"].split(os.pathsep):
+        try:
+            entries = sorted(os.scandir(directory or "."), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            link = bin_dir / entry.name
+            if entry.name not in names and not link.exists() and not link.is_symlink():
+                link.symlink_to(entry.path)
+    return str(bin_dir)
+
+
+def bound_by_permission_bits() -> list[str]:
+    """The command prefix that makes a command obey permission bits: none for a user, ``unshare --user`` for root
+    (in a new user namespace root keeps its uid, so it still owns its files, but loses the capabilities, such as
+    CAP_DAC_OVERRIDE, that let it write where the bits say no: user_namespaces(7))."""
+    if os.geteuid() != 0:
+        return []
+    prefix = ["unshare", "--user"]
+    if shutil.which("unshare") is None or subprocess.run([*prefix, "true"], check=False).returncode != 0:
+        pytest.skip("running as root, and no user namespace to drop its capabilities in")
+    return prefix
 
 
 def combined_wheel(tmp_path: Path) -> Path:
@@ -422,3 +460,63 @@ def test_a_fifo_is_refused_not_read(tmp_path: Path, index: Path) -> None:
     before = tree_checksum(index)
     one_line_error(publish_index(fifo, "--index-dir", index), str(fifo), "not a regular file")
     assert tree_checksum(index) == before
+
+
+# ---- publish_release.sh: every tool first, SHA256SUMS written safely, paths are paths --------------------------------
+
+def test_publish_release_replaces_a_symlinked_sha256sums_and_never_writes_through_it(tmp_path: Path) -> None:
+    wheel = release_wheel(tmp_path / "dist")
+    precious = tmp_path / "precious.txt"
+    precious.write_text("precious\n")
+    (wheel.parent / "SHA256SUMS").symlink_to(precious)
+    proc = publish_release("v2.13.0-catch1", wheel.parent, tmp_path / "idx")
+    assert proc.returncode == 0, proc.stderr
+    assert precious.read_text() == "precious\n"
+    sums = wheel.parent / "SHA256SUMS"
+    assert not sums.is_symlink()
+    assert sums.read_text() == f"{hashlib.sha256(wheel.read_bytes()).hexdigest()}  {wheel.name}\n"
+    assert sorted(p.name for p in wheel.parent.iterdir()) == ["SHA256SUMS", wheel.name]  # no temporary file left
+
+
+def test_publish_release_without_gh_writes_nothing(tmp_path: Path) -> None:
+    dist = release_wheel(tmp_path / "dist").parent
+    before = tree_checksum(dist)
+    proc = publish_release("v2.13.0-catch1", dist, tmp_path / "idx",
+                           env={"CATCH_GH_RELEASE": "1", "PATH": path_without(tmp_path / "bin", "gh")})
+    one_line_error(proc, "gh (the GitHub CLI) is not on PATH", "CATCH_GH_RELEASE=0")
+    assert not (tmp_path / "idx").exists() and tree_checksum(dist) == before
+
+
+def test_publish_release_into_a_read_only_dist_dir_is_one_line(tmp_path: Path) -> None:
+    dist = release_wheel(tmp_path / "dist").parent
+    dist.chmod(0o555)
+    try:
+        before = tree_checksum(dist)
+        proc = run(*bound_by_permission_bits(), "bash", PUBLISH_RELEASE, "v2.13.0-catch1", dist,
+                   env={"CATCH_INDEX_DIR": str(tmp_path / "idx"), "CATCH_GH_RELEASE": "0"})
+        one_line_error(proc, f"{dist}: cannot write SHA256SUMS there: Permission denied")
+        assert tree_checksum(dist) == before and not (tmp_path / "idx").exists()
+    finally:
+        dist.chmod(0o755)
+
+
+def test_publish_release_takes_a_dist_dir_named_like_an_option(tmp_path: Path) -> None:
+    wheel = release_wheel(tmp_path / "-d")
+    proc = publish_release("v2.13.0-catch1", Path("-d"), tmp_path / "idx", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "idx" / "files" / wheel.name).read_bytes() == wheel.read_bytes()
+    assert (wheel.parent / "SHA256SUMS").read_text().endswith(f"  {wheel.name}\n")
+
+
+def test_publish_release_names_the_python_to_use_when_python3_lacks_the_tooling(tmp_path: Path) -> None:
+    dist = release_wheel(tmp_path / "dist").parent
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    python3 = bare / "python3"  # a Python without the project's packages: no site-packages, no PYTHONPATH
+    python3.write_text(f'#!/bin/sh\nexec "{sys.executable}" -I -S "$@"\n')
+    python3.chmod(0o755)
+    before = tree_checksum(dist)
+    proc = publish_release("v2.13.0-catch1", dist, tmp_path / "idx", unset=("PYTHON",),
+                           env={"PATH": f"{bare}{os.pathsep}{os.environ['PATH']}"})
+    one_line_error(proc, "python3 cannot run the project's tooling", "set PYTHON to the Python of the project's")
+    assert not (tmp_path / "idx").exists() and tree_checksum(dist) == before
