@@ -10,6 +10,7 @@ Layout (any HTTP server serves it as it is, the way PyTorch's own wheel index is
                                          data-requires-python (PEP 503) and data-core-metadata (PEP 714/658)
     ROOT/files/<file>                    the wheel
     ROOT/files/<file>.metadata           its METADATA (PEP 658: pip resolves without downloading the wheel)
+    ROOT/.catch-index.lock               the lock every publish holds (empty; see below)
 
 The ``#sha256=`` fragment is computed when the file is published: pip checks every download against it, so a file
 whose bytes changed after publishing (a tampered mirror, a corrupted upload) is refused ("THESE PACKAGES DO NOT
@@ -18,12 +19,22 @@ MATCH THE HASHES"). Publishing is append-only, like PyPI: a file name already pu
 Rules of publishing:
 
 - only wheels that are what their name says are published (:func:`check_wheel`): a valid wheel file name (PEP 427)
-  made only of the characters of the wheel-name grammar, one ``.dist-info`` whose METADATA ``Name``/``Version`` and
-  WHEEL ``Tag`` lines agree with the file name, and a RECORD that lists and matches every member;
+  made only of the characters of the wheel-name grammar and in its normal form (:func:`normalized_wheel_filename`),
+  one ``.dist-info`` whose METADATA ``Name``/``Version`` and WHEEL ``Tag`` lines agree with the file name, and a
+  RECORD that lists and matches every member;
+- append-only holds for what a name means, not its spelling: a wheel whose project, version, build tag and tags are
+  those of a published file of another spelling (published before names had to be normal) is refused;
 - every wheel is checked, and the index read, before anything is written; a refused publish changes nothing;
+- one publish at a time: reading the index, writing files and pages all happen under an exclusive ``flock(2)`` of
+  ``ROOT/.catch-index.lock`` (opened without following a symlink), so two runs publishing the same name with other
+  bytes, or different wheels, run one after the other: the second sees what the first published;
+- the index writes only into its own directories: ``files/``, ``simple/`` and ``simple/<project>/`` must be real
+  directories, a symbolic link there is refused (``ROOT`` itself may be a link: the caller names it);
 - a wheel is published as a copy (never a link to the caller's file, which may change later): written to a hidden
-  temporary file with a random suffix in ``files/``, synced, then renamed to its name, which is never replaced;
-- the pages are written last, each one atomically (temporary file + rename);
+  temporary file with a random suffix in ``files/``, synced, then renamed to its name, which is never replaced; its
+  companions (``.metadata``, the recorded sha256) are written after that rename succeeded, each atomically;
+- the pages are written last, each one atomically (temporary file + rename, which replaces a link, never writes
+  through it);
 - a file in ``files/`` that is not a published wheel (an invalid name, not a regular file, unreadable) is left out of
   the pages with one warning line naming it; it does not stop a publish.
 """
@@ -31,6 +42,7 @@ Rules of publishing:
 from __future__ import annotations
 
 import errno
+import fcntl
 import hashlib
 import html
 import os
@@ -47,7 +59,7 @@ from urllib.parse import quote
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag
-from packaging.utils import BuildTag, NormalizedName, parse_wheel_filename
+from packaging.utils import BuildTag, NormalizedName, canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
 from catch_tools.errors import UserError
@@ -74,6 +86,8 @@ _PAGE = """<!DOCTYPE html>
 #: tag, Unicode letters in the name); none of those can be in a valid wheel, and all are unsafe in a URL or a page.
 _WHEEL_NAME = re.compile(r"[A-Za-z0-9._!+-]+\.whl")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+#: The lock file every publish holds, in the index root.
+LOCK_NAME = ".catch-index.lock"
 
 Warn = Callable[[UserError], None]
 
@@ -132,6 +146,26 @@ def check_wheel_filename(wheel: Path) -> tuple[NormalizedName, Version, BuildTag
         raise UserError(f"{name!r} is not a valid wheel file name: {err}", path=wheel.parent) from None
 
 
+def normalized_wheel_filename(name: str) -> str:
+    """The normal form of the valid wheel file name ``name`` (``torch-2.13.00+CPU.catch1-…`` ->
+    ``torch-2.13.0+cpu.catch1-…``).
+
+    Rules (binary distribution format spec, "Escaping and Unicode"): the project name canonicalised
+    (``packaging.utils.canonicalize_name``) with ``-`` written ``_``; the version in PEP 440 normal form
+    (``str(packaging.version.Version)``); the build tag as ``packaging`` reads it (its number, then its text); the
+    tags in lower case (``packaging.tags.Tag`` compares them so), in the order given.
+
+    Raises:
+        ValueError: ``name`` is not a valid wheel file name (``packaging.utils.parse_wheel_filename``).
+    """
+    project, version, build, _tags = parse_wheel_filename(name)
+    parts = name[: -len(".whl")].split("-")
+    fields = [canonicalize_name(project).replace("-", "_"), str(version)]
+    if build:
+        fields.append(f"{build[0]}{build[1]}")
+    return "-".join([*fields, *(part.lower() for part in parts[-3:])]) + ".whl"
+
+
 def _regular_file(path: Path, what: str) -> os.stat_result:
     """``os.stat`` of ``path``, which must be a regular file (a FIFO or device is refused, never opened)."""
     try:
@@ -162,18 +196,25 @@ def requires_python(metadata: bytes) -> str | None:
 def check_wheel(wheel: Path) -> CheckedWheel:
     """Check that ``wheel`` is what its file name says, and return what the index needs of it.
 
-    Rules: the file name is valid and safe (:func:`check_wheel_filename`); the wheel has exactly one
-    ``.dist-info`` directory, of the file name's project and version (PEP 427; pip refuses several); its METADATA
-    ``Name`` and ``Version`` equal the file name's (compared canonicalized / as PEP 440 versions: pip refuses a
-    wheel whose metadata version differs, "inconsistent version"), ``Requires-Python`` is a valid specifier; its
-    WHEEL file has ``Wheel-Version`` 1.x, ``Tag`` lines giving exactly the file name's tags and the file name's build
-    tag (PEP 427/491); RECORD lists every member with a matching sha256 and size (PEP 376).
+    Rules: the file name is valid and safe (:func:`check_wheel_filename`) and in its normal form
+    (:func:`normalized_wheel_filename`: else one wheel name could be published twice, spelled twice); the wheel has
+    exactly one ``.dist-info`` directory, of the file name's project and version (PEP 427; pip refuses several);
+    its METADATA ``Name`` and ``Version`` equal the file name's (compared canonicalized / as PEP 440 versions: pip
+    refuses a wheel whose metadata version differs, "inconsistent version"), ``Requires-Python`` is a valid
+    specifier; its WHEEL file has ``Wheel-Version`` 1.x, ``Tag`` lines giving exactly the file name's tags and the
+    file name's build tag (PEP 427/491); RECORD lists every member with a matching sha256 and size (PEP 376).
 
     Raises:
-        UserError: any rule broken (one line naming the wheel, or ``wheel!member`` and the line), a missing file or
-            one that is not a regular file, or an unreadable zip (the message of :class:`RawZipReader`).
+        UserError: any rule broken (one line naming the wheel, or ``wheel!member`` and the line; a name not in its
+            normal form is told its normal form), a missing file or one that is not a regular file, or an
+            unreadable zip (the message of :class:`RawZipReader`).
     """
     project, version, build, tags = check_wheel_filename(wheel)
+    normal = normalized_wheel_filename(wheel.name)
+    if wheel.name != normal:
+        raise UserError(f"{wheel.name!r} is not a normalized wheel file name: rename it {normal!r} (binary "
+                        "distribution format spec: canonical project name, PEP 440 normal version, lower-case "
+                        "tags)", path=wheel.parent)
     _regular_file(wheel, "wheel")
     try:
         reader = RawZipReader(wheel)
@@ -253,10 +294,44 @@ def _report(strays: dict[str, UserError], warn: Warn) -> None:
         warn(UserError(f"{err.message}: not a published wheel, left out of the pages", path=err.path, line=err.line))
 
 
-def _directory(path: Path) -> None:
-    """Refuse ``path`` when it exists and is not a directory (it is created later, when writing)."""
+def _directory(path: Path, *, link_ok: bool = False) -> None:
+    """Refuse ``path`` when it exists and is not a directory (it is created later, when writing), or, unless
+    ``link_ok`` (the index root, which the caller names), when it is a symbolic link: the index writes only into
+    directories of its own, never through a link to somewhere else."""
+    if path.is_symlink() and not link_ok:
+        raise UserError("a symbolic link where the index has a directory of its own: the index never writes "
+                        "through a link (replace it by a directory)", path=path)
     if (path.exists() or path.is_symlink()) and not path.is_dir():
         raise UserError("not a directory", path=path)
+
+
+@contextmanager
+def _locked(root: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock(2)`` on ``ROOT/.catch-index.lock`` (the index root is created when missing): one
+    publish, or page rewrite, at a time; the next waits. The lock file is created when missing, never truncated, and
+    opened without following a symlink (``O_NOFOLLOW``); the lock goes with the descriptor, so a run that dies
+    leaves no stale lock.
+
+    Raises:
+        UserError: ``root`` is not a directory or cannot be created, or the lock file is a symbolic link, not a
+            regular file, or cannot be opened.
+    """
+    _directory(root, link_ok=True)
+    lock = root / LOCK_NAME
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise UserError("a symbolic link where the index keeps its lock file: remove it", path=lock) from None
+        raise UserError(f"cannot lock the index: {err.strerror}", path=err.filename or root) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UserError("not a regular file where the index keeps its lock file: remove it", path=lock)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _scan(root: Path) -> tuple[dict[str, IndexFile], dict[str, NormalizedName], dict[str, UserError]]:
@@ -264,10 +339,11 @@ def _scan(root: Path) -> tuple[dict[str, IndexFile], dict[str, NormalizedName], 
     that is not a published wheel is not).
 
     Raises:
-        UserError: ``ROOT``, ``ROOT/files`` or ``ROOT/simple`` exists and is not a directory, or ``files/`` cannot
-            be listed.
+        UserError: ``ROOT``, ``ROOT/files`` or ``ROOT/simple`` exists and is not a directory, ``files/`` or
+            ``simple/`` is a symbolic link, or ``files/`` cannot be listed.
     """
-    for path in (root, root / "files", root / "simple"):
+    _directory(root, link_ok=True)
+    for path in (root / "files", root / "simple"):
         _directory(path)
     entries: dict[str, IndexFile] = {}
     projects: dict[str, NormalizedName] = {}
@@ -292,7 +368,11 @@ def _scan(root: Path) -> tuple[dict[str, IndexFile], dict[str, NormalizedName], 
 
 def _pages(root: Path, entries: dict[str, IndexFile], projects: dict[str, NormalizedName], *,
            hashes: bool = True) -> dict[Path, bytes]:
-    """The page bytes for ``entries`` (by file name; ``projects`` maps each to its project), top page last."""
+    """The page bytes for ``entries`` (by file name; ``projects`` maps each to its project), top page last.
+
+    Raises:
+        UserError: a page's directory is not a directory or is a symbolic link, or a page is a directory.
+    """
     by_project: dict[str, list[IndexFile]] = {}
     for name in sorted(entries):
         by_project.setdefault(str(projects[name]), []).append(entries[name])
@@ -346,8 +426,9 @@ def _fsync_dir(directory: Path) -> None:
 
 def _write_atomic(path: Path, data: bytes) -> None:
     """Write ``path`` through a synced temporary file and a rename: a reader (the HTTP server) sees the old or the
-    new bytes, never half; unchanged bytes are not rewritten."""
-    if path.is_file() and path.read_bytes() == data:
+    new bytes, never half; unchanged bytes are not rewritten. A symbolic link at ``path`` is replaced, never
+    written through."""
+    if not path.is_symlink() and path.is_file() and path.read_bytes() == data:
         return
     with _temporary(path.parent, path.name) as (tmp, fd):
         os.write(fd, data)
@@ -385,10 +466,12 @@ def _copy_new(wheel: CheckedWheel, dest: Path) -> None:
             os.replace(tmp, dest)  # a file system without hard links
 
 
-def _plan(wheels: Sequence[Path], root: Path, warn: Warn
-          ) -> tuple[list[CheckedWheel], list[CheckedWheel], dict[str, IndexFile], dict[str, NormalizedName]]:
-    """Check every wheel and read the index: (the checked wheels in the order given, the new ones, the entries of
-    the pages, their projects). Writes nothing."""
+def _check_all(wheels: Sequence[Path]) -> dict[str, CheckedWheel]:
+    """Check every wheel (:func:`check_wheel`), by file name in the order given. Reads no index.
+
+    Raises:
+        UserError: a wheel refused, or one file name given twice with other bytes.
+    """
     checked: dict[str, CheckedWheel] = {}
     for path in wheels:
         got = check_wheel(path)
@@ -396,7 +479,21 @@ def _plan(wheels: Sequence[Path], root: Path, warn: Warn
         if seen is not None and seen.sha256 != got.sha256:
             raise UserError(f"{path.name} is given twice with other bytes (also {seen.path})", path=path)
         checked.setdefault(path.name, got)
+    return checked
+
+
+def _plan(checked: dict[str, CheckedWheel], root: Path, warn: Warn
+          ) -> tuple[list[CheckedWheel], dict[str, IndexFile], dict[str, NormalizedName]]:
+    """Read the index (under the lock) for the checked wheels: (the new ones, the entries of the pages, their
+    projects). Writes nothing.
+
+    Raises:
+        UserError: a wheel already published with other bytes, or published under another spelling of its name
+            (same project, version, build tag and tags: :func:`packaging.utils.parse_wheel_filename`); a stray file
+            or a non-regular companion in the way; the index's directories refused by :func:`_scan`.
+    """
     entries, projects, strays = _scan(root)
+    spelled = {parse_wheel_filename(name): name for name in entries}
     new = []
     files = root / "files"
     for name, wheel in checked.items():
@@ -405,6 +502,11 @@ def _plan(wheels: Sequence[Path], root: Path, warn: Warn
                             "remove it, or publish another version", path=root / "files" / name)
         published = entries.get(name)
         if published is None:
+            other = spelled.get(parse_wheel_filename(name))
+            if other is not None:
+                raise UserError(f"{name} is already published as {other} (the same project, version and tags, "
+                                "spelled otherwise); a published file never changes: release a new version",
+                                path=wheel.path)
             for companion in (files / f"{name}.metadata", _sums_path(files / name)):
                 if companion.is_symlink() or (companion.exists() and not companion.is_file()):
                     raise UserError("not a regular file: remove it, it is in the way of publishing", path=companion)
@@ -415,38 +517,43 @@ def _plan(wheels: Sequence[Path], root: Path, warn: Warn
             raise UserError(f"{name} is already published with other bytes (sha256 {published.sha256}); "
                             "a published file never changes: release a new version", path=wheel.path)
     _report(strays, warn)
-    return [checked[p.name] for p in wheels], new, entries, projects
+    return new, entries, projects
 
 
 def publish_all(wheels: Sequence[Path], root: Path, *, warn: Warn = _warn_stderr) -> list[IndexFile]:
     """Add ``wheels`` to the static index at ``root`` and rewrite its pages; return their entries (in order).
 
-    Every wheel is checked (:func:`check_wheel`) and the index read before anything is written; a refused publish
-    changes nothing. A new wheel is copied in (never linked: the caller's file may change later) and never replaces
-    a file; its METADATA and sha256 are recorded next to it; the pages come last. Publishing the same bytes again
-    changes nothing. Files in ``files/`` that are not published wheels are reported with ``warn`` and left out.
+    Every wheel is checked (:func:`check_wheel`) before the index is touched; then, under the index's lock
+    (:func:`_locked`: concurrent publishes run one after the other), the index is read and refusals decided before
+    anything is written: a refused publish changes nothing. A new wheel is copied in (never linked: the caller's
+    file may change later) and never replaces a file; once it is in, its METADATA and sha256 are recorded next to it;
+    the pages come last, made from every file present. Publishing the same bytes again changes nothing. Files in
+    ``files/`` that are not published wheels are reported with ``warn`` and left out.
 
     Raises:
         UserError: a wheel refused by :func:`check_wheel`, given twice with other bytes, or already published with
-            other bytes; a stray file of the same name in the index; ``root`` (or ``files/``, ``simple/``) not a
-            directory; a write that fails (the message names the file).
+            other bytes or under another spelling of its name; a stray file of the same name in the index; ``root``
+            (or ``files/``, ``simple/``, ``simple/<project>/``) not a directory, or (but ``root``) a symbolic link;
+            the lock file refused (:func:`_locked`); a write that fails (the message names the file).
     """
-    checked, new, entries, projects = _plan(wheels, root, warn)
-    pages = _pages(root, entries, projects)
-    files = root / "files"
-    try:
-        for wheel in new:
-            dest = files / wheel.path.name
-            _write_atomic(dest.with_name(dest.name + ".metadata"), wheel.metadata)
-            _write_atomic(_sums_path(dest), (wheel.sha256 + "\n").encode())
-            _copy_new(wheel, dest)
-        if new:
-            _fsync_dir(files)
-        for page, data in pages.items():
-            _write_atomic(page, data)
-    except OSError as err:
-        raise UserError(f"cannot write: {err.strerror}", path=err.filename or root) from None
-    return [entries[w.path.name] for w in checked]
+    checked = _check_all(wheels)
+    with _locked(root):
+        new, entries, projects = _plan(checked, root, warn)
+        pages = _pages(root, entries, projects)
+        files = root / "files"
+        try:
+            for wheel in new:
+                dest = files / wheel.path.name
+                _copy_new(wheel, dest)
+                _write_atomic(dest.with_name(dest.name + ".metadata"), wheel.metadata)
+                _write_atomic(_sums_path(dest), (wheel.sha256 + "\n").encode())
+            if new:
+                _fsync_dir(files)
+            for page, data in pages.items():
+                _write_atomic(page, data)
+        except OSError as err:
+            raise UserError(f"cannot write: {err.strerror}", path=err.filename or root) from None
+    return [entries[p.name] for p in wheels]
 
 
 def publish(wheel: Path, root: Path, *, warn: Warn = _warn_stderr) -> IndexFile:
@@ -467,16 +574,18 @@ def write_pages(root: Path, *, hashes: bool = True, warn: Warn = _warn_stderr) -
         warn: called with each stray file of ``files/`` (left out of the pages).
 
     Raises:
-        UserError: ``root`` (or ``files/``, ``simple/``) is not a directory, or a page cannot be written.
+        UserError: ``root`` (or ``files/``, ``simple/``, ``simple/<project>/``) is not a directory, or (but
+            ``root``) a symbolic link; the lock file refused (:func:`_locked`); a page cannot be written.
     """
-    entries, projects, strays = _scan(root)
-    _report(strays, warn)
-    pages = _pages(root, entries, projects, hashes=hashes)
-    try:
-        for page, data in pages.items():
-            _write_atomic(page, data)
-    except OSError as err:
-        raise UserError(f"cannot write: {err.strerror}", path=err.filename or root) from None
+    with _locked(root):
+        entries, projects, strays = _scan(root)
+        _report(strays, warn)
+        pages = _pages(root, entries, projects, hashes=hashes)
+        try:
+            for page, data in pages.items():
+                _write_atomic(page, data)
+        except OSError as err:
+            raise UserError(f"cannot write: {err.strerror}", path=err.filename or root) from None
     top = root / "simple" / "index.html"
     return [top, *(p for p in pages if p != top)]
 
