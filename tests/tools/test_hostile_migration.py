@@ -264,3 +264,26 @@ def test_run_without_torch_or_the_backend(project: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert (tmp / "src_mlu" / "train.py").read_text().endswith("x = torch.ones(1).mlu()\n")
     assert (tmp / "src_mlu_report" / "change_list.csv").is_file()
+
+
+# -- staging directories: known by identity, never by name; errors name the user's paths -------------------------
+
+def test_user_directory_named_like_staging_is_converted(project: Path) -> None:
+    """A run's own staging directories are left out of the walk by path, so a user's directory named like them is
+    input like any other: converted out of place, and in place also when the reports are staged inside the input."""
+    pytest.importorskip("libcst")
+    tmp = project.parent
+    (project / ".torch_gpu2mlu-notes").mkdir()
+    (project / ".torch_gpu2mlu-notes" / "k.py").write_text(CUDA_SOURCE)
+    proc = gpu2mlu("-i", "src", "-o", "out", cwd=tmp)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp / "out" / ".torch_gpu2mlu-notes" / "k.py").read_text().endswith("x = torch.ones(1).mlu()\n")
+    assert "2 converted, 1 unchanged, 1 copied" in proc.stdout
+    proc = gpu2mlu("-i", "src", "--inplace", "--report-dir", "src/reports", cwd=tmp)
+    assert proc.returncode == 0, proc.stderr
+    assert (project / ".torch_gpu2mlu-notes" / "k.py").read_text().endswith("x = torch.ones(1).mlu()\n")
+    log = (project / "reports" / "torch_gpu2mlu.log").read_text().splitlines()
+    assert sorted(line.split(":")[0] for line in log) == [
+        "INFO .torch_gpu2mlu-notes/k.py", "INFO README.md", "INFO pkg/util.py", "INFO summary", "INFO train.py"]
+    assert sorted(p.name for p in project.iterdir()) == [".torch_gpu2mlu-notes", "README.md", "pkg", "reports",
+                                                          "train.py"]

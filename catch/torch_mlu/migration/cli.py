@@ -127,14 +127,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             reports = Staging(report_dir)
             stages.append(reports)
+            if out is not None:
+                stages.append(Staging(out))
+            skip = [stage.path for stage in stages]
             if out is None:
-                run = convert_tree(src, None)
+                run = convert_tree(src, None, skip=skip)
                 write_reports(run, reports.path)
                 launcher = write_launcher(run, src if src.is_dir() else src.parent)
             else:
-                output = Staging(out)
-                stages.append(output)
-                run = convert_tree(src, output.path)
+                output = stages[1]
+                run = convert_tree(src, output.path, skip=skip)
                 write_reports(run, reports.path)
                 launcher = write_launcher(run, output.path)
                 output.check()

@@ -10,7 +10,8 @@
   creatable), and the converter never writes into its input: every path a run would write, symlinks resolved, must
   lie outside the input file or tree (``--inplace`` is the one exception, and it skips these checks).
 - :class:`Staging`: a run writes into a directory of its own (``.torch_gpu2mlu-<random>``) that is moved into place
-  once everything is written, so a run that fails leaves no half-written output.
+  once everything is written, so a run that fails leaves no half-written output. The walk leaves out the run's own
+  staging directories by identity (their paths), never by name: a user's directory named like one is input.
 
 This module needs only the standard library, so that the command checks its arguments before it needs libcst.
 """
@@ -25,7 +26,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".tox", ".mypy_cache", ".pytest_cache"})
-#: Prefix of the staging directories (:class:`Staging`); a random suffix follows.
+#: Prefix of the staging directories (:class:`Staging`); a random suffix follows. Only a name: nothing is skipped or
+#: removed because its name starts with it.
 STAGING_PREFIX = ".torch_gpu2mlu-"
 
 
@@ -61,14 +63,17 @@ def _kind(path: Path) -> str | None:
         return "a broken symlink" if path.is_symlink() else None
 
 
-def walk(root: Path) -> Iterator[Path]:
+def walk(root: Path, skip: Iterable[Path] = ()) -> Iterator[Path]:
     """Files under ``root`` in sorted order (symlinked directories are not followed; symlinks to files are).
 
     Directories named ``*.py`` are yielded too (the run reports them as unreadable Python), and walked as well.
-    :data:`SKIP_DIRS` and staging directories (:class:`Staging`) are left out.
+    :data:`SKIP_DIRS` are left out by name; the directories in ``skip`` (the run's own staging directories,
+    :class:`Staging`) by identity: a directory whose resolved path is one of theirs, whatever its name.
     """
+    skipped = {_resolved(p) for p in skip}
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith(STAGING_PREFIX))
+        dirnames[:] = sorted(d for d in dirnames
+                             if d not in SKIP_DIRS and not (skipped and _resolved(Path(dirpath) / d) in skipped))
         for name in sorted(filenames):
             yield Path(dirpath) / name
         for name in dirnames:
@@ -76,15 +81,15 @@ def walk(root: Path) -> Iterator[Path]:
                 yield Path(dirpath) / name
 
 
-def input_files(src: Path) -> list[tuple[Path, str]]:
+def input_files(src: Path, skip: Iterable[Path] = ()) -> list[tuple[Path, str]]:
     """``(path, rel)`` of every file a run reads from ``src`` (``rel``: POSIX path relative to a directory input,
-    the file name for a file input), in :func:`walk` order.
+    the file name for a file input), in :func:`walk` order; ``skip``: the run's staging directories.
 
     Raises:
         MigrationError: ``src`` or a file in it (symlinks followed) is a FIFO, a socket or a device, named with its
             kind. Unreadable files and dangling symlinks are not errors here: the run reports them as skipped.
     """
-    files = [(p, p.relative_to(src).as_posix()) for p in walk(src)] if src.is_dir() else [(src, src.name)]
+    files = [(p, p.relative_to(src).as_posix()) for p in walk(src, skip)] if src.is_dir() else [(src, src.name)]
     for path, _rel in files:
         kind = _kind(path)
         if kind not in (None, "a broken symlink", "a regular file", "a directory"):

@@ -23,6 +23,7 @@ import shutil
 import stat
 import tempfile
 import tokenize
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -149,9 +150,10 @@ def _replace(path: Path, data: bytes) -> None:
         raise
 
 
-def convert_tree(src: Path, dst: Path | None, table: ApiMap | None = None) -> TreeResult:
+def convert_tree(src: Path, dst: Path | None, table: ApiMap | None = None, *, skip: Iterable[Path] = ()) -> TreeResult:
     """Convert ``src`` (a ``.py`` file or a directory) into ``dst`` (a directory; created). ``dst=None`` converts
-    in place: only files with changes are rewritten, after every file was converted.
+    in place: only files with changes are rewritten, after every file was converted. ``skip``: directories left out
+    of the walk by identity (the run's staging directories, :func:`~torch_mlu.migration.plan.walk`).
 
     Returns every file's outcome; bad input files are outcomes, not errors.
 
@@ -162,7 +164,7 @@ def convert_tree(src: Path, dst: Path | None, table: ApiMap | None = None) -> Tr
     table = table or load_api_map()
     out = TreeResult()
     pending: list[tuple[Path, bytes]] = []
-    for path, rel in input_files(src):
+    for path, rel in input_files(src, skip):
         outcome, data = convert_file(path, rel, table)
         out.files.append(outcome)
         if data is None:
