@@ -287,3 +287,30 @@ def test_user_directory_named_like_staging_is_converted(project: Path) -> None:
         "INFO .torch_gpu2mlu-notes/k.py", "INFO README.md", "INFO pkg/util.py", "INFO summary", "INFO train.py"]
     assert sorted(p.name for p in project.iterdir()) == [".torch_gpu2mlu-notes", "README.md", "pkg", "reports",
                                                           "train.py"]
+
+
+@pytest.fixture
+def unwritable_dir(tmp_path: Path) -> Iterator[Path]:
+    """A directory nothing can be created in: a read-only one, or for root (who ignores modes) ``/sys``."""
+    if os.geteuid() != 0:
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o555)
+        yield ro
+        ro.chmod(0o755)
+        return
+    try:
+        os.mkdir("/sys/.torch_gpu2mlu-probe")
+    except OSError:
+        yield Path("/sys")
+        return
+    os.rmdir("/sys/.torch_gpu2mlu-probe")
+    pytest.skip("no directory here refuses root's writes")
+
+
+def test_unwritable_output_parent_names_the_output(project: Path, unwritable_dir: Path) -> None:
+    tmp = project.parent
+    before = tree_checksum(tmp)
+    assert_refused(gpu2mlu("-i", "src", "-o", unwritable_dir / "x", cwd=tmp),
+                   f"error: {unwritable_dir / 'x'}: cannot write")
+    assert tree_checksum(tmp) == before

@@ -125,17 +125,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     stages: list[Staging] = []
     try:
         try:
+            if out is not None:
+                stages.append(Staging(out))  # first: where nothing can be written, the error names -o's path
             reports = Staging(report_dir)
             stages.append(reports)
-            if out is not None:
-                stages.append(Staging(out))
             skip = [stage.path for stage in stages]
             if out is None:
                 run = convert_tree(src, None, skip=skip)
                 write_reports(run, reports.path)
                 launcher = write_launcher(run, src if src.is_dir() else src.parent)
             else:
-                output = stages[1]
+                output = stages[0]
                 run = convert_tree(src, output.path, skip=skip)
                 write_reports(run, reports.path)
                 launcher = write_launcher(run, output.path)
@@ -149,7 +149,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 stage.discard()
             raise
     except OSError as err:
-        raise MigrationError(f"cannot write: {err.strerror or err}", err.filename) from None
+        where = err.filename
+        for stage in stages:
+            where = stage.as_target(where)  # a staged file is named where it was going: the path the user gave
+        raise MigrationError(f"cannot write: {err.strerror or err}", where) from None
     for outcome in run.files:
         if outcome.status.startswith("skipped"):
             loc = outcome.rel if outcome.line is None else f"{outcome.rel}:{outcome.line}"

@@ -147,6 +147,12 @@ class Staging:
     """
 
     def __init__(self, target: Path) -> None:
+        """Create the staging directory for ``target``.
+
+        Raises:
+            MigrationError: it cannot be created (a read-only or protected place), naming ``target``, not the
+                staging directory the user never asked for.
+        """
         self.target = target
         anchor = next(p for p in (target, *target.parents) if p.is_dir())
         while True:
@@ -156,6 +162,8 @@ class Staging:
                 break
             except FileExistsError:
                 continue
+            except OSError as err:
+                raise MigrationError(f"cannot write: {err.strerror or err}", target) from None
         self.path = path
         self._moves: list[tuple[Path, Path]] = []  # (staged file, its place in target), from check()
 
@@ -198,6 +206,16 @@ class Staging:
             dest.parent.mkdir(parents=True, exist_ok=True)
             os.replace(staged, dest)
         shutil.rmtree(self.path)
+
+    def as_target(self, path: str | Path | None) -> str | Path | None:
+        """``path`` as the user knows it: a path in the staging directory becomes its place in ``target`` (for
+        messages); any other path is returned as it is."""
+        if path is None:
+            return None
+        staged = Path(os.fsdecode(path))
+        if staged == self.path or staged.is_relative_to(self.path):
+            return self.target / staged.relative_to(self.path)
+        return path
 
     def discard(self) -> None:
         """Remove the staging directory and everything in it."""
