@@ -314,3 +314,27 @@ def test_unwritable_output_parent_names_the_output(project: Path, unwritable_dir
     assert_refused(gpu2mlu("-i", "src", "-o", unwritable_dir / "x", cwd=tmp),
                    f"error: {unwritable_dir / 'x'}: cannot write")
     assert tree_checksum(tmp) == before
+
+
+# -- --inplace: only the input's own files -----------------------------------------------------------------------
+
+def test_inplace_never_writes_through_a_symlink_out_of_the_input(project: Path) -> None:
+    """``src/shared.py`` links to a CUDA file outside ``src``: the run is refused before anything is rewritten (the
+    reports neither); a link to a file in the tree converts that file, and one out of it with nothing to change is
+    read like any file."""
+    pytest.importorskip("libcst")
+    tmp = project.parent
+    (tmp / "outside.py").write_text(CUDA_SOURCE)
+    (project / "shared.py").symlink_to(tmp / "outside.py")
+    before = tree_checksum(tmp)
+    assert_refused(gpu2mlu("-i", "src", "--inplace", cwd=tmp),
+                   f"src/shared.py: a symlink to {tmp / 'outside.py'}, outside the input src: --inplace never writes")
+    assert tree_checksum(tmp) == before
+    (tmp / "outside.py").write_text("print('nothing to convert')\n")
+    (project / "inside.py").symlink_to("train.py")
+    outside = tree_checksum(tmp, exclude=("src",))
+    proc = gpu2mlu("-i", "src", "--inplace", cwd=tmp)
+    assert proc.returncode == 0, proc.stderr
+    assert (project / "train.py").read_text().endswith("x = torch.ones(1).mlu()\n")
+    assert (project / "inside.py").is_symlink() and (project / "shared.py").is_symlink()
+    assert tree_checksum(tmp, exclude=("src", "src_mlu_report")) == outside

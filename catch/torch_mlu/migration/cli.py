@@ -19,11 +19,15 @@ reports are written into staging directories ``.torch_gpu2mlu-<random>`` and mov
 fails or is interrupted leaves no half-written output. FIFOs, sockets and devices are refused up front (reading one
 would block), as INPUT or anywhere in it.
 
+``--inplace`` rewrites files of INPUT only: a symlink in INPUT whose target lies outside it (symlinks resolved) is
+never written through. When such a file would change, the run is refused before any file is rewritten; convert with
+``-o`` instead, or replace the link with a copy.
+
 Exit status: 0 when every file was converted or copied; 1 when some files were skipped (malformed or unreadable:
 each named on stderr and in the log with its line when there is one, the rest still converted); 2 for a usage error
 (missing input, an input that is a FIFO, socket or device or holds one, an OUTPUT that exists and is not empty
-without ``--force``, an OUTPUT or report directory that is a file, a write into INPUT as above) or a failed write,
-printed as one line ``error: <path>: <msg>``.
+without ``--force``, an OUTPUT or report directory that is a file, a write into INPUT as above, an ``--inplace``
+write through a symlink out of INPUT) or a failed write, printed as one line ``error: <path>: <msg>``.
 
 Needs libcst, which the Catch wheel installs as an extra: pip install "torch[migration]" (or pip install libcst).
 """

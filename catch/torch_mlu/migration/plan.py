@@ -9,6 +9,8 @@
 - :func:`check_directory` and :func:`check_targets`: an output or report directory must be a directory (or
   creatable), and the converter never writes into its input: every path a run would write, symlinks resolved, must
   lie outside the input file or tree (``--inplace`` is the one exception, and it skips these checks).
+- :func:`inplace_targets`: ``--inplace`` rewrites files of the input only, never a file outside it through a
+  symlink.
 - :class:`Staging`: a run writes into a directory of its own (``.torch_gpu2mlu-<random>``) that is moved into place
   once everything is written, so a run that fails leaves no half-written output. The walk leaves out the run's own
   staging directories by identity (their paths), never by name: a user's directory named like one is input.
@@ -136,6 +138,27 @@ def check_targets(src: Path, targets: Iterable[Path], what: str, hint: str = "")
             into = "overwrite the input file" if not src.is_dir() else "write into the input tree"
             via = f" (as {real})" if real != Path(os.path.abspath(target)) else ""
             raise MigrationError(f"{what} would {into} {src}{via}{hint}", target)
+
+
+def inplace_targets(src: Path, paths: Iterable[Path]) -> list[Path]:
+    """The files an ``--inplace`` run rewrites, symlinks resolved: each must lie in the input.
+
+    A symlink in the input tree is rewritten at its target only when that target is in the tree too. One that leads
+    out (a shared module, a file of another project) is never written: the run is refused, before any file is
+    rewritten. For a file input, the input is that file, its symlinks resolved (the user named it).
+
+    Raises:
+        MigrationError: naming the first path whose target lies outside the input, and that target.
+    """
+    root = _resolved(src)
+    reals = []
+    for path in paths:
+        real = _resolved(path)
+        if real != root and not real.is_relative_to(root):
+            raise MigrationError(f"a symlink to {real}, outside the input {src}: --inplace never writes outside the "
+                                 "input (use -o, or replace the link with a copy)", path)
+        reals.append(real)
+    return reals
 
 
 class Staging:
