@@ -9,8 +9,10 @@
 INPUT is a ``.py`` file or a directory. The converted tree goes to OUTPUT (default ``<INPUT>_mlu`` next to the
 input; for a file, OUTPUT is the directory that receives it). Reports (``change_list.csv``, ``unsupported_api.csv``,
 ``unknown_api.csv``, ``cuda_op_list.csv``, ``torch_gpu2mlu.log``) go to ``--report-dir`` (default
-``<OUTPUT>_report``); ``run_distributed_mlu.sh`` goes into OUTPUT when distributed code is found. The rewrite rules
-are in :mod:`torch_mlu.migration.transform`.
+``<OUTPUT>_report``); ``run_distributed_mlu.sh`` goes into OUTPUT (in place: into INPUT) when distributed code is
+found. It never replaces a file that is not ours: when the input has its own ``run_distributed_mlu.sh``, that file
+is kept (copied to OUTPUT as any other) and the launcher is written as ``run_distributed_mlu-2.sh`` (or the next free
+number), which the run prints. The rewrite rules are in :mod:`torch_mlu.migration.transform`.
 
 Nothing is written into INPUT unless ``--inplace``, whatever ``-o`` and ``--report-dir`` say: an output or report
 directory that is INPUT or inside it, and any output or report file that would land on an input file or in the
@@ -165,7 +167,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"output: {src} (in place)" if out is None else f"output: {out}")
     print(f"reports: {report_dir}")
     if launcher is not None:
-        print(f"distributed launcher: {launcher}")
+        kept = "" if launcher.name == LAUNCHER_NAME else f" ({launcher.with_name(LAUNCHER_NAME)} is not ours: kept)"
+        print(f"distributed launcher: {launcher}{kept}")
     skipped = run.count("skipped-malformed") + run.count("skipped-unreadable")
     return 1 if skipped else 0
 
