@@ -399,3 +399,26 @@ def test_launcher_takes_the_next_free_name_and_keeps_its_own(project: Path) -> N
         assert proc.returncode == 0, proc.stderr
     assert "distributed launcher: src/run_distributed_mlu.sh\n" in proc.stdout
     assert sorted(p.name for p in project.glob("run_distributed_mlu*")) == ["run_distributed_mlu.sh"]
+
+
+def test_launcher_runs_no_file_name_as_code(project: Path) -> None:
+    """The launcher names the input's files: ``$(touch pwned).py`` stays a name when the launcher runs (a stand-in
+    ``python`` on PATH shows what it was given), and a name with a newline does not end its comment line."""
+    pytest.importorskip("libcst")
+    tmp = project.parent
+    (project / "train.py").unlink()
+    (project / "$(touch pwned).py").write_text(DISTRIBUTED_SOURCE)
+    (project / "two\nlines.py").write_text(DISTRIBUTED_SOURCE.replace("if __name__", "if False"))
+    proc = gpu2mlu("-i", "src", "-o", "out", cwd=tmp)
+    assert proc.returncode == 0, proc.stderr
+    launcher = tmp / "out" / "run_distributed_mlu.sh"
+    assert "\nlines.py" not in launcher.read_text()
+    (tmp / "bin").mkdir()
+    (tmp / "bin" / "python").write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$ARGS_OUT"\n')
+    (tmp / "bin" / "python").chmod(0o755)
+    env = {"PATH": f"{tmp / 'bin'}:/usr/bin:/bin", "NPROC": "1", "ARGS_OUT": str(tmp / "args.txt")}
+    run = subprocess.run(["bash", str(launcher)], cwd=tmp, env=env, capture_output=True, text=True, timeout=60,
+                         check=False)
+    assert run.returncode == 0, run.stderr
+    assert (tmp / "args.txt").read_text().splitlines()[-1] == "$(touch pwned).py"
+    assert not list(tmp.rglob("pwned"))

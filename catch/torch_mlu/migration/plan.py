@@ -33,6 +33,14 @@ SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".tox", ".mypy_cach
 STAGING_PREFIX = ".torch_gpu2mlu-"
 
 
+def shown(name: str | Path) -> str:
+    """``name`` as it goes into a one-line message or a comment: as it is when every character is printable, else
+    quoted like a Python string literal (``'a\\nb.py'``), so that a newline, a control character or an undecodable
+    byte in a file name can neither split the line nor be sent to a terminal raw."""
+    text = str(name)
+    return text if text.isprintable() else repr(text)
+
+
 class MigrationError(Exception):
     """A usage error of the converter, reported as one line ``error: <path>[:<line>]: <message>``, exit 2."""
 
