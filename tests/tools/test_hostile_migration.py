@@ -422,3 +422,34 @@ def test_launcher_runs_no_file_name_as_code(project: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert (tmp / "args.txt").read_text().splitlines()[-1] == "$(touch pwned).py"
     assert not list(tmp.rglob("pwned"))
+
+
+# -- names that are not printable: quoted, one line each ---------------------------------------------------------
+
+def test_unprintable_file_names_are_quoted_on_one_line(project: Path) -> None:
+    """A malformed file named with a newline is one quoted ``error:`` line and one log line; a name whose bytes are
+    not UTF-8 is converted and reported (quoted), not a traceback when the reports are written."""
+    pytest.importorskip("libcst")
+    tmp = project.parent
+    (project / "bad\nname.py").write_text("def (\n")
+    with open(os.path.join(os.fsencode(project), b"caf\xe9.py"), "wb") as f:
+        f.write(CUDA_SOURCE.encode())
+    proc = gpu2mlu("-i", "src", "-o", "out", cwd=tmp)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines() == ["error: 'bad\\nname.py':1: skipped-malformed: not valid Python: invalid syntax"]
+    log = (tmp / "out_report" / "torch_gpu2mlu.log").read_text(encoding="utf-8").splitlines()
+    assert "WARNING 'bad\\nname.py':1: skipped-malformed: not valid Python: invalid syntax" in log
+    assert "INFO 'caf\\udce9.py': converted: 2 changes" in log
+    assert all(line.startswith(("INFO ", "WARNING ")) for line in log)
+    changes = (tmp / "out_report" / "change_list.csv").read_text(encoding="utf-8")
+    assert "'caf\\udce9.py',2," in changes
+    assert os.path.exists(os.path.join(os.fsencode(tmp / "out"), b"caf\xe9.py"))
+
+
+def test_refusal_quotes_an_unprintable_name(project: Path) -> None:
+    tmp = project.parent
+    os.mkfifo(project / "feed\nme.txt")
+    before = tree_checksum(tmp)
+    assert_refused(gpu2mlu("-i", "src", "-o", "out", cwd=tmp), "error: 'src/feed\\nme.txt': a FIFO, not a regular file")
+    assert tree_checksum(tmp) == before

@@ -29,7 +29,9 @@ Exit status: 0 when every file was converted or copied; 1 when some files were s
 each named on stderr and in the log with its line when there is one, the rest still converted); 2 for a usage error
 (missing input, an input that is a FIFO, socket or device or holds one, an OUTPUT that exists and is not empty
 without ``--force``, an OUTPUT or report directory that is a file, a write into INPUT as above, an ``--inplace``
-write through a symlink out of INPUT) or a failed write, printed as one line ``error: <path>: <msg>``.
+write through a symlink out of INPUT) or a failed write, printed as one line ``error: <path>: <msg>``. A file name
+that is not printable (a newline, bytes that are not UTF-8) is quoted like a Python string literal there, in the log
+and in the reports, so that every message stays one line.
 
 Needs libcst, which the Catch wheel installs as an extra: pip install "torch[migration]" (or pip install libcst).
 """
@@ -42,7 +44,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from torch_mlu.migration.plan import MigrationError, Staging, check_directory, check_targets, file_kind, input_files
+from torch_mlu.migration.plan import (
+    MigrationError,
+    Staging,
+    check_directory,
+    check_targets,
+    file_kind,
+    input_files,
+    shown,
+)
 from torch_mlu.migration.reports import LAUNCHER_NAME, REPORT_NAMES
 
 __all__ = ["MigrationError", "entry", "main"]
@@ -98,7 +108,7 @@ def _resolve_paths(args: argparse.Namespace) -> tuple[Path, Path | None, Path]:
     out: Path = args.output or base.with_name(base.name + "_mlu")
     check_directory(out, "output directory")
     if src.is_dir() and _inside(out, src):
-        raise MigrationError(f"output directory is inside the input tree {src}", out)
+        raise MigrationError(f"output directory is inside the input tree {shown(src)}", out)
     check_targets(src, [out / rel for _, rel in files] + [out / LAUNCHER_NAME], "the output",
                   " (to convert in place, use --inplace)")
     if out.is_dir() and any(out.iterdir()) and not args.force:
@@ -106,7 +116,7 @@ def _resolve_paths(args: argparse.Namespace) -> tuple[Path, Path | None, Path]:
     report_dir = args.report_dir or _named(out).with_name(_named(out).name + "_report")
     check_directory(report_dir, "report directory")
     if src.is_dir() and _inside(report_dir, src):
-        raise MigrationError(f"report directory is inside the input tree {src}", report_dir)
+        raise MigrationError(f"report directory is inside the input tree {shown(src)}", report_dir)
     check_targets(src, [report_dir / name for name in REPORT_NAMES], "a report")
     return src, out, report_dir
 
@@ -161,14 +171,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise MigrationError(f"cannot write: {err.strerror or err}", where) from None
     for outcome in run.files:
         if outcome.status.startswith("skipped"):
-            loc = outcome.rel if outcome.line is None else f"{outcome.rel}:{outcome.line}"
+            loc = shown(outcome.rel) if outcome.line is None else f"{shown(outcome.rel)}:{outcome.line}"
             print(f"error: {loc}: {outcome.status}: {outcome.message}", file=sys.stderr)
     print(f"torch_gpu2mlu: {summary(run)}")
-    print(f"output: {src} (in place)" if out is None else f"output: {out}")
-    print(f"reports: {report_dir}")
+    print(f"output: {shown(src)} (in place)" if out is None else f"output: {shown(out)}")
+    print(f"reports: {shown(report_dir)}")
     if launcher is not None:
-        kept = "" if launcher.name == LAUNCHER_NAME else f" ({launcher.with_name(LAUNCHER_NAME)} is not ours: kept)"
-        print(f"distributed launcher: {launcher}{kept}")
+        theirs = launcher.with_name(LAUNCHER_NAME)
+        kept = "" if launcher == theirs else f" ({shown(theirs)} is not ours: kept)"
+        print(f"distributed launcher: {shown(launcher)}{kept}")
     skipped = run.count("skipped-malformed") + run.count("skipped-unreadable")
     return 1 if skipped else 0
 

@@ -42,12 +42,15 @@ def shown(name: str | Path) -> str:
 
 
 class MigrationError(Exception):
-    """A usage error of the converter, reported as one line ``error: <path>[:<line>]: <message>``, exit 2."""
+    """A usage error of the converter, reported as one line ``error: <path>[:<line>]: <message>``, exit 2.
+
+    ``path`` is kept as shown (:func:`shown`): a name with a newline is quoted, not split over two lines.
+    """
 
     def __init__(self, message: str, path: str | Path | None = None, line: int | None = None) -> None:
         super().__init__(message)
         self.message = message
-        self.path = None if path is None else str(path)
+        self.path = None if path is None else shown(path)
         self.line = line
 
     def __str__(self) -> str:
@@ -121,7 +124,7 @@ def check_directory(path: Path, what: str) -> None:
             return
         if at == path:
             raise MigrationError(f"{what} is {kind}, not a directory", path)
-        raise MigrationError(f"{what} cannot be created: {at} is {kind}, not a directory", path)
+        raise MigrationError(f"{what} cannot be created: {shown(at)} is {kind}, not a directory", path)
 
 
 def _resolved(path: Path) -> Path:
@@ -144,8 +147,8 @@ def check_targets(src: Path, targets: Iterable[Path], what: str, hint: str = "")
         real = _resolved(target)
         if real == root or real.is_relative_to(root):
             into = "overwrite the input file" if not src.is_dir() else "write into the input tree"
-            via = f" (as {real})" if real != Path(os.path.abspath(target)) else ""
-            raise MigrationError(f"{what} would {into} {src}{via}{hint}", target)
+            via = f" (as {shown(real)})" if real != Path(os.path.abspath(target)) else ""
+            raise MigrationError(f"{what} would {into} {shown(src)}{via}{hint}", target)
 
 
 def inplace_targets(src: Path, paths: Iterable[Path]) -> list[Path]:
@@ -163,8 +166,8 @@ def inplace_targets(src: Path, paths: Iterable[Path]) -> list[Path]:
     for path in paths:
         real = _resolved(path)
         if real != root and not real.is_relative_to(root):
-            raise MigrationError(f"a symlink to {real}, outside the input {src}: --inplace never writes outside the "
-                                 "input (use -o, or replace the link with a copy)", path)
+            raise MigrationError(f"a symlink to {shown(real)}, outside the input {shown(src)}: --inplace never writes "
+                                 "outside the input (use -o, or replace the link with a copy)", path)
         reals.append(real)
     return reals
 

@@ -3,7 +3,9 @@
 
 """Reports of a conversion run, in the shape Ascend's migration tool users know.
 
-Files written into the report directory (CSV: RFC 4180, UTF-8, header row, 1-based line numbers):
+Files written into the report directory (CSV: RFC 4180, UTF-8, header row, 1-based line numbers; a file name that
+is not printable, such as one with a newline or with bytes that are not UTF-8, is quoted like a Python string
+literal: :func:`~torch_mlu.migration.plan.shown`):
 
 - ``change_list.csv``: ``file,line,before,after`` for every rewritten expression or statement.
 - ``unsupported_api.csv``: ``file,line,api,status,reason`` for table rows ``unsupported`` (left unchanged: they
@@ -64,16 +66,17 @@ def write_reports(run: TreeResult, report_dir: Path) -> dict[str, Path]:
         result = outcome.result
         if result is None:
             continue
+        name = shown(outcome.rel)
         for ch in result.changes:
-            changes.append([outcome.rel, ch.line, ch.before, ch.after])
+            changes.append([name, ch.line, ch.before, ch.after])
         for use in result.uses:
             key = (use.api, use.kind)
             counts[key] += 1
-            where[key].add(outcome.rel)
+            where[key].add(name)
             if use.kind in ("unsupported", "not_applicable"):
-                unsupported.append([outcome.rel, use.line, use.api, use.kind, use.reason])
+                unsupported.append([name, use.line, use.api, use.kind, use.reason])
             elif use.kind == "unknown":
-                unknown.append([outcome.rel, use.line, use.api])
+                unknown.append([name, use.line, use.api])
     paths = {key: report_dir / name for key, name in REPORTS.items()}
     _write_csv(paths["change_list"], ["file", "line", "before", "after"], changes)
     _write_csv(paths["unsupported_api"], ["file", "line", "api", "status", "reason"], unsupported)
@@ -83,7 +86,7 @@ def write_reports(run: TreeResult, report_dir: Path) -> dict[str, Path]:
     with paths["log"].open("w", encoding="utf-8") as log:
         for outcome in run.files:
             level = "WARNING" if outcome.status.startswith("skipped") else "INFO"
-            loc = outcome.rel if outcome.line is None else f"{outcome.rel}:{outcome.line}"
+            loc = shown(outcome.rel) if outcome.line is None else f"{shown(outcome.rel)}:{outcome.line}"
             detail = f": {outcome.message}" if outcome.message else ""
             log.write(f"{level} {loc}: {outcome.status}{detail}\n")
         log.write("INFO summary: " + summary(run) + "\n")
