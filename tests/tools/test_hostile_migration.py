@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """``scripts/torch_gpu2mlu.py`` given careless and hostile arguments: it never writes into its input unless
-``--inplace`` (symlinks resolved), refuses FIFOs and sockets before reading anything, names the line of a source that
-does not decode, leaves no half-written output, and runs without the backend built.
+``--inplace`` (symlinks resolved), and in place never outside it; refuses FIFOs and sockets before reading anything,
+names the line of a source that does not decode, leaves no half-written output, never replaces a launcher that is not
+its own nor runs a file name as code, keeps every message on one line, and runs without the backend built.
 
 Every case runs the script in a fresh interpreter, as a user does; a refused run must print one line, exit 2 and leave
 the whole temporary directory as it was (a digest of every file, link and directory, taken before and after). The
