@@ -215,7 +215,8 @@ def test_tree_conversion_reports_and_launcher(tmp_path: Path, capsys: pytest.Cap
     launcher = out / "run_distributed_mlu.sh"
     assert os.access(launcher, os.X_OK)
     text = launcher.read_text()
-    assert 'ENTRY="${ENTRY:-train.py}"' in text and "torch.distributed.run" in text
+    assert "\nDEFAULT_ENTRY=train.py\n" in text and 'ENTRY="${ENTRY:-$DEFAULT_ENTRY}"' in text
+    assert "torch.distributed.run" in text
     assert subprocess.run(["bash", "-n", str(launcher)]).returncode == 0
 
 

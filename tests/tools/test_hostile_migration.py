@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """``scripts/torch_gpu2mlu.py`` given careless and hostile arguments: it never writes into its input unless
-``--inplace`` (symlinks resolved), refuses FIFOs and sockets before reading anything, names the line of a source that
-does not decode, leaves no half-written output, and runs without the backend built.
+``--inplace`` (symlinks resolved), and in place never outside it; refuses FIFOs and sockets before reading anything,
+names the line of a source that does not decode, leaves no half-written output, never replaces a launcher that is not
+its own nor runs a file name as code, keeps every message on one line, and runs without the backend built.
 
 Every case runs the script in a fresh interpreter, as a user does; a refused run must print one line, exit 2 and leave
 the whole temporary directory as it was (a digest of every file, link and directory, taken before and after). The
@@ -13,6 +14,7 @@ cases that convert need libcst (the ``migration`` extra); the refusals are check
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -264,3 +266,191 @@ def test_run_without_torch_or_the_backend(project: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert (tmp / "src_mlu" / "train.py").read_text().endswith("x = torch.ones(1).mlu()\n")
     assert (tmp / "src_mlu_report" / "change_list.csv").is_file()
+
+
+# -- staging directories: known by identity, never by name; errors name the user's paths -------------------------
+
+def test_user_directory_named_like_staging_is_converted(project: Path) -> None:
+    """A run's own staging directories are left out of the walk by path, so a user's directory named like them is
+    input like any other: converted out of place, and in place also when the reports are staged inside the input."""
+    pytest.importorskip("libcst")
+    tmp = project.parent
+    (project / ".torch_gpu2mlu-notes").mkdir()
+    (project / ".torch_gpu2mlu-notes" / "k.py").write_text(CUDA_SOURCE)
+    proc = gpu2mlu("-i", "src", "-o", "out", cwd=tmp)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp / "out" / ".torch_gpu2mlu-notes" / "k.py").read_text().endswith("x = torch.ones(1).mlu()\n")
+    assert "2 converted, 1 unchanged, 1 copied" in proc.stdout
+    proc = gpu2mlu("-i", "src", "--inplace", "--report-dir", "src/reports", cwd=tmp)
+    assert proc.returncode == 0, proc.stderr
+    assert (project / ".torch_gpu2mlu-notes" / "k.py").read_text().endswith("x = torch.ones(1).mlu()\n")
+    log = (project / "reports" / "torch_gpu2mlu.log").read_text().splitlines()
+    assert sorted(line.split(":")[0] for line in log) == [
+        "INFO .torch_gpu2mlu-notes/k.py", "INFO README.md", "INFO pkg/util.py", "INFO summary", "INFO train.py"]
+    assert sorted(p.name for p in project.iterdir()) == [".torch_gpu2mlu-notes", "README.md", "pkg", "reports",
+                                                          "train.py"]
+
+
+@pytest.fixture
+def unwritable_dir(tmp_path: Path) -> Iterator[Path]:
+    """A directory nothing can be created in: a read-only one, or for root (who ignores modes) ``/sys``."""
+    if os.geteuid() != 0:
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o555)
+        yield ro
+        ro.chmod(0o755)
+        return
+    try:
+        os.mkdir("/sys/.torch_gpu2mlu-probe")
+    except OSError:
+        yield Path("/sys")
+        return
+    os.rmdir("/sys/.torch_gpu2mlu-probe")
+    pytest.skip("no directory here refuses root's writes")
+
+
+def test_unwritable_output_parent_names_the_output(project: Path, unwritable_dir: Path) -> None:
+    tmp = project.parent
+    before = tree_checksum(tmp)
+    assert_refused(gpu2mlu("-i", "src", "-o", unwritable_dir / "x", cwd=tmp),
+                   f"error: {unwritable_dir / 'x'}: cannot write")
+    assert tree_checksum(tmp) == before
+
+
+# -- --inplace: only the input's own files -----------------------------------------------------------------------
+
+def test_inplace_never_writes_through_a_symlink_out_of_the_input(project: Path) -> None:
+    """``src/shared.py`` links to a CUDA file outside ``src``: the run is refused before anything is rewritten (the
+    reports neither); a link to a file in the tree converts that file, and one out of it with nothing to change is
+    read like any file."""
+    pytest.importorskip("libcst")
+    tmp = project.parent
+    (tmp / "outside.py").write_text(CUDA_SOURCE)
+    (project / "shared.py").symlink_to(tmp / "outside.py")
+    before = tree_checksum(tmp)
+    assert_refused(gpu2mlu("-i", "src", "--inplace", cwd=tmp),
+                   f"src/shared.py: a symlink to {tmp / 'outside.py'}, outside the input src: --inplace never writes")
+    assert tree_checksum(tmp) == before
+    (tmp / "outside.py").write_text("print('nothing to convert')\n")
+    (project / "inside.py").symlink_to("train.py")
+    outside = tree_checksum(tmp, exclude=("src",))
+    proc = gpu2mlu("-i", "src", "--inplace", cwd=tmp)
+    assert proc.returncode == 0, proc.stderr
+    assert (project / "train.py").read_text().endswith("x = torch.ones(1).mlu()\n")
+    assert (project / "inside.py").is_symlink() and (project / "shared.py").is_symlink()
+    assert tree_checksum(tmp, exclude=("src", "src_mlu_report")) == outside
+
+
+# -- the distributed launcher never replaces a file that is not ours ---------------------------------------------
+
+DISTRIBUTED_SOURCE = ("import torch\nimport torch.distributed as dist\n\n\ndef main():\n"
+                      "    dist.init_process_group('nccl')\n    torch.zeros(1).cuda()\n\n\n"
+                      "if __name__ == '__main__':\n    main()\n")
+USER_LAUNCHER = "#!/bin/sh\necho my own launcher\n"
+
+
+@pytest.mark.parametrize("where", ["output", "inplace", "inplace-symlink-out"])
+def test_launcher_never_replaces_the_users_file(project: Path, where: str) -> None:
+    """The input's own ``run_distributed_mlu.sh`` (a file, or a symlink out of the tree) stays as it was, in the
+    output and in place; the launcher is written beside it under a free name, which the run prints."""
+    pytest.importorskip("libcst")
+    tmp = project.parent
+    (project / "train.py").write_text(DISTRIBUTED_SOURCE)
+    mine = project / "run_distributed_mlu.sh"
+    if where == "inplace-symlink-out":
+        (tmp / "elsewhere.sh").write_text(USER_LAUNCHER)
+        mine.symlink_to(tmp / "elsewhere.sh")
+    else:
+        mine.write_text(USER_LAUNCHER)
+    before = tree_checksum(tmp, exclude=("src",))
+    args = ["-o", "out"] if where == "output" else ["--inplace"]
+    proc = gpu2mlu("-i", "src", *args, cwd=tmp)
+    assert proc.returncode == 0, proc.stderr
+    top = tmp / "out" if where == "output" else project
+    assert (top / "run_distributed_mlu.sh").read_text() == USER_LAUNCHER
+    assert (top / "run_distributed_mlu-2.sh").read_text().startswith("#!/usr/bin/env bash\n# Generated by ")
+    assert os.access(top / "run_distributed_mlu-2.sh", os.X_OK)
+    assert (f"distributed launcher: {top.name}/run_distributed_mlu-2.sh ({top.name}/run_distributed_mlu.sh is not "
+            "ours: kept)") in proc.stdout
+    assert "2 copied" in proc.stdout  # README.md and the user's file, which the output (or the input) holds
+    if where == "inplace-symlink-out":
+        assert mine.is_symlink()
+    assert tree_checksum(tmp, exclude=("src", "out", "src_mlu_report", "out_report")) == before
+
+
+def test_launcher_takes_the_next_free_name_and_keeps_its_own(project: Path) -> None:
+    """``run_distributed_mlu-2.sh`` taken as well: ``-3``. A rerun in place finds its own launcher (same text) and
+    keeps it, rather than adding another."""
+    pytest.importorskip("libcst")
+    tmp = project.parent
+    (project / "train.py").write_text(DISTRIBUTED_SOURCE)
+    (project / "run_distributed_mlu.sh").write_text(USER_LAUNCHER)
+    (project / "run_distributed_mlu-2.sh").mkdir()
+    (project / "run_distributed_mlu-2.sh" / "notes.txt").write_text("mine\n")
+    proc = gpu2mlu("-i", "src", "-o", "out", cwd=tmp)
+    assert proc.returncode == 0, proc.stderr
+    assert "distributed launcher: out/run_distributed_mlu-3.sh" in proc.stdout
+    assert (tmp / "out" / "run_distributed_mlu.sh").read_text() == USER_LAUNCHER
+    (project / "run_distributed_mlu.sh").unlink()
+    shutil.rmtree(project / "run_distributed_mlu-2.sh")
+    for _ in range(2):
+        (project / "train.py").write_text(DISTRIBUTED_SOURCE)  # the same distributed code to convert each time
+        proc = gpu2mlu("-i", "src", "--inplace", cwd=tmp)
+        assert proc.returncode == 0, proc.stderr
+    assert "distributed launcher: src/run_distributed_mlu.sh\n" in proc.stdout
+    assert sorted(p.name for p in project.glob("run_distributed_mlu*")) == ["run_distributed_mlu.sh"]
+
+
+def test_launcher_runs_no_file_name_as_code(project: Path) -> None:
+    """The launcher names the input's files: ``$(touch pwned).py`` stays a name when the launcher runs (a stand-in
+    ``python`` on PATH shows what it was given), and a name with a newline does not end its comment line."""
+    pytest.importorskip("libcst")
+    tmp = project.parent
+    (project / "train.py").unlink()
+    (project / "$(touch pwned).py").write_text(DISTRIBUTED_SOURCE)
+    (project / "two\nlines.py").write_text(DISTRIBUTED_SOURCE.replace("if __name__", "if False"))
+    proc = gpu2mlu("-i", "src", "-o", "out", cwd=tmp)
+    assert proc.returncode == 0, proc.stderr
+    launcher = tmp / "out" / "run_distributed_mlu.sh"
+    assert "\nlines.py" not in launcher.read_text()
+    (tmp / "bin").mkdir()
+    (tmp / "bin" / "python").write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$ARGS_OUT"\n')
+    (tmp / "bin" / "python").chmod(0o755)
+    env = {"PATH": f"{tmp / 'bin'}:/usr/bin:/bin", "NPROC": "1", "ARGS_OUT": str(tmp / "args.txt")}
+    run = subprocess.run(["bash", str(launcher)], cwd=tmp, env=env, capture_output=True, text=True, timeout=60,
+                         check=False)
+    assert run.returncode == 0, run.stderr
+    assert (tmp / "args.txt").read_text().splitlines()[-1] == "$(touch pwned).py"
+    assert not list(tmp.rglob("pwned"))
+
+
+# -- names that are not printable: quoted, one line each ---------------------------------------------------------
+
+def test_unprintable_file_names_are_quoted_on_one_line(project: Path) -> None:
+    """A malformed file named with a newline is one quoted ``error:`` line and one log line; a name whose bytes are
+    not UTF-8 is converted and reported (quoted), not a traceback when the reports are written."""
+    pytest.importorskip("libcst")
+    tmp = project.parent
+    (project / "bad\nname.py").write_text("def (\n")
+    with open(os.path.join(os.fsencode(project), b"caf\xe9.py"), "wb") as f:
+        f.write(CUDA_SOURCE.encode())
+    proc = gpu2mlu("-i", "src", "-o", "out", cwd=tmp)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines() == ["error: 'bad\\nname.py':1: skipped-malformed: not valid Python: invalid syntax"]
+    log = (tmp / "out_report" / "torch_gpu2mlu.log").read_text(encoding="utf-8").splitlines()
+    assert "WARNING 'bad\\nname.py':1: skipped-malformed: not valid Python: invalid syntax" in log
+    assert "INFO 'caf\\udce9.py': converted: 2 changes" in log
+    assert all(line.startswith(("INFO ", "WARNING ")) for line in log)
+    changes = (tmp / "out_report" / "change_list.csv").read_text(encoding="utf-8")
+    assert "'caf\\udce9.py',2," in changes
+    assert os.path.exists(os.path.join(os.fsencode(tmp / "out"), b"caf\xe9.py"))
+
+
+def test_refusal_quotes_an_unprintable_name(project: Path) -> None:
+    tmp = project.parent
+    os.mkfifo(project / "feed\nme.txt")
+    before = tree_checksum(tmp)
+    assert_refused(gpu2mlu("-i", "src", "-o", "out", cwd=tmp), "error: 'src/feed\\nme.txt': a FIFO, not a regular file")
+    assert tree_checksum(tmp) == before

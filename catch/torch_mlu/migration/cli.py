@@ -9,8 +9,10 @@
 INPUT is a ``.py`` file or a directory. The converted tree goes to OUTPUT (default ``<INPUT>_mlu`` next to the
 input; for a file, OUTPUT is the directory that receives it). Reports (``change_list.csv``, ``unsupported_api.csv``,
 ``unknown_api.csv``, ``cuda_op_list.csv``, ``torch_gpu2mlu.log``) go to ``--report-dir`` (default
-``<OUTPUT>_report``); ``run_distributed_mlu.sh`` goes into OUTPUT when distributed code is found. The rewrite rules
-are in :mod:`torch_mlu.migration.transform`.
+``<OUTPUT>_report``); ``run_distributed_mlu.sh`` goes into OUTPUT (in place: into INPUT) when distributed code is
+found. It never replaces a file that is not ours: when the input has its own ``run_distributed_mlu.sh``, that file
+is kept (copied to OUTPUT as any other) and the launcher is written as ``run_distributed_mlu-2.sh`` (or the next free
+number), which the run prints. The rewrite rules are in :mod:`torch_mlu.migration.transform`.
 
 Nothing is written into INPUT unless ``--inplace``, whatever ``-o`` and ``--report-dir`` say: an output or report
 directory that is INPUT or inside it, and any output or report file that would land on an input file or in the
@@ -19,11 +21,17 @@ reports are written into staging directories ``.torch_gpu2mlu-<random>`` and mov
 fails or is interrupted leaves no half-written output. FIFOs, sockets and devices are refused up front (reading one
 would block), as INPUT or anywhere in it.
 
+``--inplace`` rewrites files of INPUT only: a symlink in INPUT whose target lies outside it (symlinks resolved) is
+never written through. When such a file would change, the run is refused before any file is rewritten; convert with
+``-o`` instead, or replace the link with a copy.
+
 Exit status: 0 when every file was converted or copied; 1 when some files were skipped (malformed or unreadable:
 each named on stderr and in the log with its line when there is one, the rest still converted); 2 for a usage error
 (missing input, an input that is a FIFO, socket or device or holds one, an OUTPUT that exists and is not empty
-without ``--force``, an OUTPUT or report directory that is a file, a write into INPUT as above) or a failed write,
-printed as one line ``error: <path>: <msg>``.
+without ``--force``, an OUTPUT or report directory that is a file, a write into INPUT as above, an ``--inplace``
+write through a symlink out of INPUT) or a failed write, printed as one line ``error: <path>: <msg>``. A file name
+that is not printable (a newline, bytes that are not UTF-8) is quoted like a Python string literal there, in the log
+and in the reports, so that every message stays one line.
 
 Needs libcst, which the Catch wheel installs as an extra: pip install "torch[migration]" (or pip install libcst).
 """
@@ -36,7 +44,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from torch_mlu.migration.plan import MigrationError, Staging, check_directory, check_targets, file_kind, input_files
+from torch_mlu.migration.plan import (
+    MigrationError,
+    Staging,
+    check_directory,
+    check_targets,
+    file_kind,
+    input_files,
+    shown,
+)
 from torch_mlu.migration.reports import LAUNCHER_NAME, REPORT_NAMES
 
 __all__ = ["MigrationError", "entry", "main"]
@@ -92,7 +108,7 @@ def _resolve_paths(args: argparse.Namespace) -> tuple[Path, Path | None, Path]:
     out: Path = args.output or base.with_name(base.name + "_mlu")
     check_directory(out, "output directory")
     if src.is_dir() and _inside(out, src):
-        raise MigrationError(f"output directory is inside the input tree {src}", out)
+        raise MigrationError(f"output directory is inside the input tree {shown(src)}", out)
     check_targets(src, [out / rel for _, rel in files] + [out / LAUNCHER_NAME], "the output",
                   " (to convert in place, use --inplace)")
     if out.is_dir() and any(out.iterdir()) and not args.force:
@@ -100,7 +116,7 @@ def _resolve_paths(args: argparse.Namespace) -> tuple[Path, Path | None, Path]:
     report_dir = args.report_dir or _named(out).with_name(_named(out).name + "_report")
     check_directory(report_dir, "report directory")
     if src.is_dir() and _inside(report_dir, src):
-        raise MigrationError(f"report directory is inside the input tree {src}", report_dir)
+        raise MigrationError(f"report directory is inside the input tree {shown(src)}", report_dir)
     check_targets(src, [report_dir / name for name in REPORT_NAMES], "a report")
     return src, out, report_dir
 
@@ -125,16 +141,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     stages: list[Staging] = []
     try:
         try:
+            if out is not None:
+                stages.append(Staging(out))  # first: where nothing can be written, the error names -o's path
             reports = Staging(report_dir)
             stages.append(reports)
+            skip = [stage.path for stage in stages]
             if out is None:
-                run = convert_tree(src, None)
+                run = convert_tree(src, None, skip=skip)
                 write_reports(run, reports.path)
                 launcher = write_launcher(run, src if src.is_dir() else src.parent)
             else:
-                output = Staging(out)
-                stages.append(output)
-                run = convert_tree(src, output.path)
+                output = stages[0]
+                run = convert_tree(src, output.path, skip=skip)
                 write_reports(run, reports.path)
                 launcher = write_launcher(run, output.path)
                 output.check()
@@ -147,16 +165,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                 stage.discard()
             raise
     except OSError as err:
-        raise MigrationError(f"cannot write: {err.strerror or err}", err.filename) from None
+        where = err.filename
+        for stage in stages:
+            where = stage.as_target(where)  # a staged file is named where it was going: the path the user gave
+        raise MigrationError(f"cannot write: {err.strerror or err}", where) from None
     for outcome in run.files:
         if outcome.status.startswith("skipped"):
-            loc = outcome.rel if outcome.line is None else f"{outcome.rel}:{outcome.line}"
+            loc = shown(outcome.rel) if outcome.line is None else f"{shown(outcome.rel)}:{outcome.line}"
             print(f"error: {loc}: {outcome.status}: {outcome.message}", file=sys.stderr)
     print(f"torch_gpu2mlu: {summary(run)}")
-    print(f"output: {src} (in place)" if out is None else f"output: {out}")
-    print(f"reports: {report_dir}")
+    print(f"output: {shown(src)} (in place)" if out is None else f"output: {shown(out)}")
+    print(f"reports: {shown(report_dir)}")
     if launcher is not None:
-        print(f"distributed launcher: {launcher}")
+        theirs = launcher.with_name(LAUNCHER_NAME)
+        kept = "" if launcher == theirs else f" ({shown(theirs)} is not ours: kept)"
+        print(f"distributed launcher: {shown(launcher)}{kept}")
     skipped = run.count("skipped-malformed") + run.count("skipped-unreadable")
     return 1 if skipped else 0
 

@@ -9,8 +9,11 @@
 - :func:`check_directory` and :func:`check_targets`: an output or report directory must be a directory (or
   creatable), and the converter never writes into its input: every path a run would write, symlinks resolved, must
   lie outside the input file or tree (``--inplace`` is the one exception, and it skips these checks).
+- :func:`inplace_targets`: ``--inplace`` rewrites files of the input only, never a file outside it through a
+  symlink.
 - :class:`Staging`: a run writes into a directory of its own (``.torch_gpu2mlu-<random>``) that is moved into place
-  once everything is written, so a run that fails leaves no half-written output.
+  once everything is written, so a run that fails leaves no half-written output. The walk leaves out the run's own
+  staging directories by identity (their paths), never by name: a user's directory named like one is input.
 
 This module needs only the standard library, so that the command checks its arguments before it needs libcst.
 """
@@ -25,17 +28,29 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".tox", ".mypy_cache", ".pytest_cache"})
-#: Prefix of the staging directories (:class:`Staging`); a random suffix follows.
+#: Prefix of the staging directories (:class:`Staging`); a random suffix follows. Only a name: nothing is skipped or
+#: removed because its name starts with it.
 STAGING_PREFIX = ".torch_gpu2mlu-"
 
 
+def shown(name: str | Path) -> str:
+    """``name`` as it goes into a one-line message or a comment: as it is when every character is printable, else
+    quoted like a Python string literal (``'a\\nb.py'``), so that a newline, a control character or an undecodable
+    byte in a file name can neither split the line nor be sent to a terminal raw."""
+    text = str(name)
+    return text if text.isprintable() else repr(text)
+
+
 class MigrationError(Exception):
-    """A usage error of the converter, reported as one line ``error: <path>[:<line>]: <message>``, exit 2."""
+    """A usage error of the converter, reported as one line ``error: <path>[:<line>]: <message>``, exit 2.
+
+    ``path`` is kept as shown (:func:`shown`): a name with a newline is quoted, not split over two lines.
+    """
 
     def __init__(self, message: str, path: str | Path | None = None, line: int | None = None) -> None:
         super().__init__(message)
         self.message = message
-        self.path = None if path is None else str(path)
+        self.path = None if path is None else shown(path)
         self.line = line
 
     def __str__(self) -> str:
@@ -61,14 +76,17 @@ def _kind(path: Path) -> str | None:
         return "a broken symlink" if path.is_symlink() else None
 
 
-def walk(root: Path) -> Iterator[Path]:
+def walk(root: Path, skip: Iterable[Path] = ()) -> Iterator[Path]:
     """Files under ``root`` in sorted order (symlinked directories are not followed; symlinks to files are).
 
     Directories named ``*.py`` are yielded too (the run reports them as unreadable Python), and walked as well.
-    :data:`SKIP_DIRS` and staging directories (:class:`Staging`) are left out.
+    :data:`SKIP_DIRS` are left out by name; the directories in ``skip`` (the run's own staging directories,
+    :class:`Staging`) by identity: a directory whose resolved path is one of theirs, whatever its name.
     """
+    skipped = {_resolved(p) for p in skip}
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith(STAGING_PREFIX))
+        dirnames[:] = sorted(d for d in dirnames
+                             if d not in SKIP_DIRS and not (skipped and _resolved(Path(dirpath) / d) in skipped))
         for name in sorted(filenames):
             yield Path(dirpath) / name
         for name in dirnames:
@@ -76,15 +94,15 @@ def walk(root: Path) -> Iterator[Path]:
                 yield Path(dirpath) / name
 
 
-def input_files(src: Path) -> list[tuple[Path, str]]:
+def input_files(src: Path, skip: Iterable[Path] = ()) -> list[tuple[Path, str]]:
     """``(path, rel)`` of every file a run reads from ``src`` (``rel``: POSIX path relative to a directory input,
-    the file name for a file input), in :func:`walk` order.
+    the file name for a file input), in :func:`walk` order; ``skip``: the run's staging directories.
 
     Raises:
         MigrationError: ``src`` or a file in it (symlinks followed) is a FIFO, a socket or a device, named with its
             kind. Unreadable files and dangling symlinks are not errors here: the run reports them as skipped.
     """
-    files = [(p, p.relative_to(src).as_posix()) for p in walk(src)] if src.is_dir() else [(src, src.name)]
+    files = [(p, p.relative_to(src).as_posix()) for p in walk(src, skip)] if src.is_dir() else [(src, src.name)]
     for path, _rel in files:
         kind = _kind(path)
         if kind not in (None, "a broken symlink", "a regular file", "a directory"):
@@ -106,7 +124,7 @@ def check_directory(path: Path, what: str) -> None:
             return
         if at == path:
             raise MigrationError(f"{what} is {kind}, not a directory", path)
-        raise MigrationError(f"{what} cannot be created: {at} is {kind}, not a directory", path)
+        raise MigrationError(f"{what} cannot be created: {shown(at)} is {kind}, not a directory", path)
 
 
 def _resolved(path: Path) -> Path:
@@ -129,8 +147,29 @@ def check_targets(src: Path, targets: Iterable[Path], what: str, hint: str = "")
         real = _resolved(target)
         if real == root or real.is_relative_to(root):
             into = "overwrite the input file" if not src.is_dir() else "write into the input tree"
-            via = f" (as {real})" if real != Path(os.path.abspath(target)) else ""
-            raise MigrationError(f"{what} would {into} {src}{via}{hint}", target)
+            via = f" (as {shown(real)})" if real != Path(os.path.abspath(target)) else ""
+            raise MigrationError(f"{what} would {into} {shown(src)}{via}{hint}", target)
+
+
+def inplace_targets(src: Path, paths: Iterable[Path]) -> list[Path]:
+    """The files an ``--inplace`` run rewrites, symlinks resolved: each must lie in the input.
+
+    A symlink in the input tree is rewritten at its target only when that target is in the tree too. One that leads
+    out (a shared module, a file of another project) is never written: the run is refused, before any file is
+    rewritten. For a file input, the input is that file, its symlinks resolved (the user named it).
+
+    Raises:
+        MigrationError: naming the first path whose target lies outside the input, and that target.
+    """
+    root = _resolved(src)
+    reals = []
+    for path in paths:
+        real = _resolved(path)
+        if real != root and not real.is_relative_to(root):
+            raise MigrationError(f"a symlink to {shown(real)}, outside the input {shown(src)}: --inplace never writes "
+                                 "outside the input (use -o, or replace the link with a copy)", path)
+        reals.append(real)
+    return reals
 
 
 class Staging:
@@ -142,6 +181,12 @@ class Staging:
     """
 
     def __init__(self, target: Path) -> None:
+        """Create the staging directory for ``target``.
+
+        Raises:
+            MigrationError: it cannot be created (a read-only or protected place), naming ``target``, not the
+                staging directory the user never asked for.
+        """
         self.target = target
         anchor = next(p for p in (target, *target.parents) if p.is_dir())
         while True:
@@ -151,6 +196,8 @@ class Staging:
                 break
             except FileExistsError:
                 continue
+            except OSError as err:
+                raise MigrationError(f"cannot write: {err.strerror or err}", target) from None
         self.path = path
         self._moves: list[tuple[Path, Path]] = []  # (staged file, its place in target), from check()
 
@@ -193,6 +240,16 @@ class Staging:
             dest.parent.mkdir(parents=True, exist_ok=True)
             os.replace(staged, dest)
         shutil.rmtree(self.path)
+
+    def as_target(self, path: str | Path | None) -> str | Path | None:
+        """``path`` as the user knows it: a path in the staging directory becomes its place in ``target`` (for
+        messages); any other path is returned as it is."""
+        if path is None:
+            return None
+        staged = Path(os.fsdecode(path))
+        if staged == self.path or staged.is_relative_to(self.path):
+            return self.target / staged.relative_to(self.path)
+        return path
 
     def discard(self) -> None:
         """Remove the staging directory and everything in it."""

@@ -8,7 +8,8 @@ Per input file, one of: ``converted`` (written with changes), ``unchanged`` (Pyt
 not decode in its PEP 263 encoding, with the 1-based line of the first such byte: copied unchanged, not converted),
 ``skipped-unreadable`` (cannot be read: a permission error, a broken symlink, a directory named ``*.py``; nothing
 written). Nothing is ever written into the input tree unless converting in place (``dst=None``), and then only
-files with changes are rewritten, each atomically, after every file was converted. Where ``dst`` may lie is the
+files with changes are rewritten, each atomically, after every file was converted, and never a file outside the
+input through a symlink. Where ``dst`` may lie is the
 caller's to check (:mod:`torch_mlu.migration.plan`).
 """
 
@@ -23,13 +24,14 @@ import shutil
 import stat
 import tempfile
 import tokenize
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
 
 from torch_mlu.contrib.api_map import ApiMap, load_api_map
-from torch_mlu.migration.plan import STAGING_PREFIX, file_kind, input_files
+from torch_mlu.migration.plan import STAGING_PREFIX, file_kind, inplace_targets, input_files
 from torch_mlu.migration.transform import FileResult, convert_source
 
 
@@ -133,10 +135,10 @@ def convert_file(src: Path, rel: str, table: ApiMap) -> tuple[FileOutcome, bytes
     return FileOutcome(rel, "converted", f"{len(result.changes)} changes", result=result), encoded
 
 
-def _replace(path: Path, data: bytes) -> None:
-    """Write ``data`` as ``path`` atomically: a temporary file beside it (``.torch_gpu2mlu-<random>``, with its mode)
-    renamed over it. A symlink's target is written, as a plain write would."""
-    real = Path(os.path.realpath(path))
+def _replace(real: Path, data: bytes) -> None:
+    """Write ``data`` as ``real`` (symlinks already resolved: :func:`~torch_mlu.migration.plan.inplace_targets`)
+    atomically: a temporary file beside it (``.torch_gpu2mlu-<random>``, with its mode) renamed over it, so that a
+    symlink put there since is replaced, not followed."""
     fd, tmp = tempfile.mkstemp(prefix=STAGING_PREFIX, dir=real.parent)
     try:
         with open(fd, "wb") as f:
@@ -149,20 +151,23 @@ def _replace(path: Path, data: bytes) -> None:
         raise
 
 
-def convert_tree(src: Path, dst: Path | None, table: ApiMap | None = None) -> TreeResult:
+def convert_tree(src: Path, dst: Path | None, table: ApiMap | None = None, *, skip: Iterable[Path] = ()) -> TreeResult:
     """Convert ``src`` (a ``.py`` file or a directory) into ``dst`` (a directory; created). ``dst=None`` converts
-    in place: only files with changes are rewritten, after every file was converted.
+    in place: only files with changes are rewritten, after every file was converted. ``skip``: directories left out
+    of the walk by identity (the run's staging directories, :func:`~torch_mlu.migration.plan.walk`).
 
     Returns every file's outcome; bad input files are outcomes, not errors.
 
     Raises:
-        MigrationError: ``src`` holds a FIFO, a socket or a device (:func:`~torch_mlu.migration.plan.input_files`).
+        MigrationError: ``src`` holds a FIFO, a socket or a device (:func:`~torch_mlu.migration.plan.input_files`);
+            in place, a file to rewrite is a symlink out of ``src`` (:func:`~torch_mlu.migration.plan.inplace_targets`:
+            nothing is rewritten then).
         OSError: ``dst`` (or, in place, an input file) cannot be written.
     """
     table = table or load_api_map()
     out = TreeResult()
     pending: list[tuple[Path, bytes]] = []
-    for path, rel in input_files(src):
+    for path, rel in input_files(src, skip):
         outcome, data = convert_file(path, rel, table)
         out.files.append(outcome)
         if data is None:
@@ -176,6 +181,6 @@ def convert_tree(src: Path, dst: Path | None, table: ApiMap | None = None) -> Tr
         target.write_bytes(data)
         if outcome.status == "copied" and not path.is_symlink():
             shutil.copymode(path, target)
-    for path, data in pending:
-        _replace(path, data)
+    for real, (_path, data) in zip(inplace_targets(src, [path for path, _ in pending]), pending, strict=True):
+        _replace(real, data)
     return out
