@@ -14,7 +14,6 @@ Commits are reproducible: fixed author/committer and dates, so the same releases
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import shutil
@@ -34,6 +33,7 @@ from catch_tools.errors import UserError
 from catch_tools.gitcli import run_git
 from catch_tools.paths import cache_dir
 from catch_tools.progress import progress
+from catch_tools.userfiles import exclusive_lock
 from catch_tools.wheel.unpack import Unpacker, unpack_members
 from catch_tools.wheel.zipraw import RawZipReader
 
@@ -50,24 +50,15 @@ _GIT_VERSION = re.compile(r"""^git_version\s*=\s*['"]([0-9a-f]{40})['"]""", re.M
 
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on ``path`` (created if needed) so concurrent builders wait for each other.
-
-    The lock file is opened without truncating it and without following a symlink (``O_NOFOLLOW``): a link planted
-    at its name can neither be followed nor emptied; a hard link to another file is locked, never written.
+    """Hold :func:`~catch_tools.userfiles.exclusive_lock` on ``path`` (its directory created if needed) so concurrent
+    builders wait for each other.
 
     Raises:
-        UserError: the lock file cannot be opened (a symlink, a directory, no permission).
+        UserError: the lock file cannot be opened (a symlink, not a regular file, no permission).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    except OSError as err:
-        raise UserError(f"cannot open the lock file: {err.strerror}", path=path) from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with exclusive_lock(path):
         yield
-    finally:
-        os.close(fd)
 
 
 def release_wheel(version: str) -> Path:

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """Reading the files a user hands the tooling (series, patches, manifests, state files): regular files only, and UTF-8
-text with the line of the first bad byte; and replacing such a file atomically (:func:`write_atomic`).
+text with the line of the first bad byte; replacing such a file atomically (:func:`write_atomic`); and the lock files
+of the tool's own caches and indexes (:func:`exclusive_lock`).
 
 A FIFO, socket or device named where a file is expected is refused without being read: opening a FIFO for reading
 blocks until a writer comes (open(2), fifo(7)), and reading a device may never end. The check is ``os.stat`` +
@@ -12,9 +13,13 @@ FIFO return at once) after, so a file swapped for a FIFO in between is refused t
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -114,3 +119,29 @@ def write_atomic(path: Path, data: bytes | str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def exclusive_lock(path: Path, what: str = "the lock file") -> Iterator[None]:
+    """Hold an exclusive ``flock(2)`` on ``path`` for the ``with`` block; the next holder waits.
+
+    The lock file is created when missing, never truncated or written, and opened without following a symlink
+    (``O_NOFOLLOW``): a link planted at its name can be neither followed nor emptied, and a hard link to another file
+    is only locked. The lock goes with the descriptor, so a process that dies leaves no stale lock.
+
+    Raises:
+        UserError: ``path`` is a symbolic link or not a regular file, or cannot be opened (``what`` names it).
+    """
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise UserError(f"a symbolic link where {what} belongs: remove it", path=path) from None
+        raise UserError(f"cannot open {what}: {err.strerror}", path=err.filename or path) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UserError(f"not a regular file where {what} belongs: remove it", path=path)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

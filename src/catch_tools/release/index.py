@@ -42,7 +42,6 @@ Rules of publishing:
 from __future__ import annotations
 
 import errno
-import fcntl
 import hashlib
 import html
 import os
@@ -63,7 +62,7 @@ from packaging.utils import BuildTag, NormalizedName, canonicalize_name, parse_w
 from packaging.version import Version
 
 from catch_tools.errors import UserError
-from catch_tools.userfiles import decode_utf8
+from catch_tools.userfiles import decode_utf8, exclusive_lock, write_atomic
 from catch_tools.wheel.metadata import check_wheel_identity, dist_info_dir, member_text
 from catch_tools.wheel.record import check_listing, parse_record, verify_members
 from catch_tools.wheel.zipraw import RawZipReader
@@ -317,21 +316,12 @@ def _locked(root: Path) -> Iterator[None]:
             regular file, or cannot be opened.
     """
     _directory(root, link_ok=True)
-    lock = root / LOCK_NAME
     try:
         root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o644)
     except OSError as err:
-        if err.errno == errno.ELOOP:
-            raise UserError("a symbolic link where the index keeps its lock file: remove it", path=lock) from None
         raise UserError(f"cannot lock the index: {err.strerror}", path=err.filename or root) from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UserError("not a regular file where the index keeps its lock file: remove it", path=lock)
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with exclusive_lock(root / LOCK_NAME, "the index's lock file"):
         yield
-    finally:
-        os.close(fd)
 
 
 def _scan(root: Path) -> tuple[dict[str, IndexFile], dict[str, NormalizedName], dict[str, UserError]]:
@@ -430,10 +420,8 @@ def _write_atomic(path: Path, data: bytes) -> None:
     written through."""
     if not path.is_symlink() and path.is_file() and path.read_bytes() == data:
         return
-    with _temporary(path.parent, path.name) as (tmp, fd):
-        os.write(fd, data)
-        os.fsync(fd)
-        os.replace(tmp, path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, data)
 
 
 def _copy_new(wheel: CheckedWheel, dest: Path) -> None:
