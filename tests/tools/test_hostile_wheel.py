@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
-from fake_wheels import fake_backend_wheel, fake_torch_wheel
+from fake_wheels import fake_backend_wheel, fake_torch_wheel, write_wheel
 from hostile import one_line_error, tree_checksum
 
 from catch_tools.errors import UserError
@@ -289,3 +289,80 @@ def test_duplicate_member_names_output_wheel_and_sources(tmp_path: Path) -> None
     message = str(info.value)
     assert message.startswith(f"{final}: duplicate zip member torch/version.py")
     assert str(up) in message and str(tmp_path / "patches") in message
+
+
+# --- the backend's requirements: nothing reaches a plain `pip install torch` ---
+
+AUTOLOAD = "[torch.backends]\nmlu = torch_mlu:_autoload\n"
+
+
+def backend_with(tmp: Path, *, entry_points: str = AUTOLOAD, requires: Sequence[str] = ("torch==2.13.0",)) -> Path:
+    """A backend wheel like the fake one, with the given ``entry_points.txt`` text and ``Requires-Dist`` lines."""
+    return write_wheel(tmp / "be-hostile", "torch_mlu", "0.1.0",
+                       {"torch_mlu/__init__.py": "def _autoload() -> None:\n    pass\n"},
+                       requires=tuple(requires), entry_points=entry_points)
+
+
+@pytest.mark.parametrize("requirement", ['evilpkg ; python_version >= "3" or extra == "x"',
+                                         'evilpkg ; extra != "zzz"',
+                                         'filelock ; extra == "x" or python_version >= "3"'])
+def test_backend_requirement_whose_marker_is_not_exactly_an_extra_is_refused(tmp_path: Path,
+                                                                             requirement: str) -> None:
+    backend = backend_with(tmp_path, requires=("torch==2.13.0", requirement))
+    err = refused(tmp_path, upstream(tmp_path), backend)
+    assert err.path == f"{backend}!torch_mlu-0.1.0.dist-info/METADATA" and requirement in str(err)
+
+
+def test_backend_extra_requirement_is_still_offered(tmp_path: Path) -> None:
+    backend = backend_with(tmp_path, requires=("torch==2.13.0", "libcst>=1.0.1; extra=='Migration'"))
+    result = build_overlay(upstream_wheel=upstream(tmp_path), backend_wheel=backend,
+                           series_dir=series(tmp_path / "patches"), pin=PIN, out_dir=tmp_path / "dist")
+    with zipfile.ZipFile(result.wheel) as zf:
+        meta = zf.read("torch-2.13.0+cpu.catch1.dist-info/METADATA").decode()
+    assert "Provides-Extra: migration\nRequires-Dist: libcst>=1.0.1; extra=='Migration'\n" in meta
+
+
+# --- the backend's entry points ---
+
+@pytest.mark.parametrize(("text", "line"), [
+    (AUTOLOAD + "  [console_scripts]\n  torchrun = torch_mlu:_autoload\n", 3),  # hidden in mlu's value
+    (AUTOLOAD + "  [console_scripts]\n", 3),
+    ("[torch.backends]\nmlu = torch_mlu:_autoload\u2028[console_scripts]\u2028torchrun = torch_mlu:_autoload\n", 2),
+    ("[torch.backends]\nmlu = torch_mlu:_autoload # comment\n", 2),
+])
+def test_backend_entry_points_read_differently_by_installers_are_refused(tmp_path: Path, text: str,
+                                                                         line: int) -> None:
+    backend = backend_with(tmp_path, entry_points=text)
+    err = refused(tmp_path, upstream(tmp_path), backend)
+    assert (err.path, err.line) == (f"{backend}!torch_mlu-0.1.0.dist-info/entry_points.txt", line)
+
+
+@pytest.mark.parametrize("text", ["# [torch.backends]\n[other]\nmlu = torch_mlu:_autoload\n", "[torch.backends]\n",
+                                  "[console_scripts]\ntorch_gpu2mlu = torch_mlu.cli:main\n"])
+def test_backend_without_an_autoload_entry_point_is_refused(tmp_path: Path, text: str) -> None:
+    backend = backend_with(tmp_path, entry_points=text)
+    assert "no entry point in [torch.backends]" in str(refused(tmp_path, upstream(tmp_path), backend))
+
+
+def test_backend_entry_point_outside_the_backend_package_is_refused(tmp_path: Path) -> None:
+    backend = backend_with(tmp_path, entry_points="[torch.backends]\nmlu = os:system\n")
+    err = refused(tmp_path, upstream(tmp_path), backend)
+    assert err.line == 2 and "os:system" in str(err)
+
+
+@pytest.mark.parametrize(("group", "name"), [("console_scripts", "pip"), ("console_scripts", "python3"),
+                                             ("console_scripts", "Python3.11"), ("gui_scripts", "pip3"),
+                                             ("gui_scripts", "torchrun"), ("console_scripts", "TorchRun")])
+def test_backend_script_shadowing_a_launcher_or_torchs_script_is_refused(tmp_path: Path, group: str,
+                                                                         name: str) -> None:
+    backend = backend_with(tmp_path, entry_points=f"{AUTOLOAD}[{group}]\n{name} = torch_mlu:_autoload\n")
+    err = refused(tmp_path, upstream(tmp_path), backend)
+    assert err.line == 4 and f"[{group}] {name}" in str(err)
+
+
+def test_backend_entry_points_syntax_error_names_the_backend_wheel(tmp_path: Path) -> None:
+    backend = backend_with(tmp_path, entry_points=f"{AUTOLOAD}[torch.backends]\nx = torch_mlu:_autoload\n")
+    up = upstream(tmp_path)
+    err = refused(tmp_path, up, backend)
+    assert err.path == f"{backend}!torch_mlu-0.1.0.dist-info/entry_points.txt" and err.line == 3
+    assert str(up) not in str(err)

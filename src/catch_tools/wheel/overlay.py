@@ -318,6 +318,8 @@ def _write_dist_info(out: _Output, upstream: WheelInfo, backend: WheelInfo, new_
     prefix = f"{upstream.dist_info}/"
     where = f"{upstream.reader.path}!{upstream.dist_info}"
     backend_eps = backend.text("entry_points.txt")
+    eps_at = f"{upstream.reader.path}!{upstream.dist_info}/entry_points.txt"
+    backend_eps_at = f"{backend.reader.path}!{backend.dist_info}/entry_points.txt"
     have_eps = False
     for member in upstream.reader.members:
         if not member.name.startswith(prefix) or member.name.endswith("/"):
@@ -332,16 +334,16 @@ def _write_dist_info(out: _Output, upstream: WheelInfo, backend: WheelInfo, new_
             out.add(name, meta.encode("utf-8"), source=upstream.reader.path)
         elif rel == "entry_points.txt":
             have_eps = True
-            out.add(name, merge_entry_points(upstream.text(rel), backend_eps, where).encode("utf-8"),
-                    source=upstream.reader.path)
+            merged = merge_entry_points(upstream.text(rel), backend_eps, eps_at, backend_eps_at)
+            out.add(name, merged.encode("utf-8"), source=upstream.reader.path)
         elif rel == "top_level.txt":
             out.add(name, add_top_level(upstream.text(rel), BACKEND_PACKAGE).encode("utf-8"),
                     source=upstream.reader.path)
         else:
             out.copy(upstream, member.name, name)
     if not have_eps:
-        out.add(f"{new_di}/entry_points.txt", merge_entry_points("", backend_eps, where).encode("utf-8"),
-                source=backend.reader.path)
+        merged = merge_entry_points("", backend_eps, eps_at, backend_eps_at)
+        out.add(f"{new_di}/entry_points.txt", merged.encode("utf-8"), source=backend.reader.path)
 
 
 def _self_check(path: Path, out: _Output) -> None:
