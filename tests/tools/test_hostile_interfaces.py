@@ -254,3 +254,16 @@ def test_entry_point_hidden_in_an_indented_line_is_incompatible(wheels: tuple[Pa
     report = run_check(wheels[0], combined, (0,))
     assert [f.code for f in report.layers[0].findings] == ["entry-points-unreadable"], report.to_json()
     assert report.exit_code == INCOMPATIBLE and "indented line" in report.layers[0].findings[0].message
+
+
+# --- the combined wheel is what its name says ---
+
+def test_combined_wheel_renamed_to_another_python_is_refused(wheels: tuple[Path, Path, Path], cache: Path,
+                                                             tmp_path: Path) -> None:
+    renamed = tmp_path / "renamed" / wheels[1].name.replace("cp311-cp311", "cp312-cp312")
+    renamed.parent.mkdir()
+    renamed.write_bytes(wheels[1].read_bytes())
+    before = tree_checksum(cache)
+    proc = check_cli(wheels[0], renamed, "--layers", "0", cache=cache)
+    assert f"{renamed}!{DI}/WHEEL: " in one_line_error(proc, "cp311-cp311", code=1)
+    assert tree_checksum(cache) == before
