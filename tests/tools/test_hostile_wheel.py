@@ -366,3 +366,15 @@ def test_backend_entry_points_syntax_error_names_the_backend_wheel(tmp_path: Pat
     err = refused(tmp_path, up, backend)
     assert err.path == f"{backend}!torch_mlu-0.1.0.dist-info/entry_points.txt" and err.line == 3
     assert str(up) not in str(err)
+
+
+# --- the pin's wheel version as written is the wheel's name ---
+
+def test_cli_wheel_version_with_a_line_break_is_one_line(tmp_path: Path) -> None:
+    patches = series(tmp_path / "patches")
+    (patches / "manifest.toml").write_text(MANIFEST.replace('"2.13.0+cpu"', '"2.13.0+cpu\\n"'))
+    out = tmp_path / "dist"
+    proc = cli("--upstream-wheel", str(upstream(tmp_path)), "--catch-wheel", str(fake_backend_wheel(tmp_path / "be")),
+               "--patches-dir", str(patches), "--out", str(out), env={"CATCH_CACHE": str(tmp_path / "cache")})
+    assert f"{patches / 'manifest.toml'}:5: " in one_line_error(proc)
+    assert tree_checksum(out) == {}
