@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 from fake_wheels import fake_backend_wheel, fake_torch_wheel, write_wheel
 from hostile import one_line_error, tree_checksum
+from packaging.tags import sys_tags
 
+from catch_tools import upstream as upstream_mod
 from catch_tools.errors import UserError
 from catch_tools.pin import Pin
 from catch_tools.wheel.overlay import build_overlay
@@ -378,3 +380,21 @@ def test_cli_wheel_version_with_a_line_break_is_one_line(tmp_path: Path) -> None
                "--patches-dir", str(patches), "--out", str(out), env={"CATCH_CACHE": str(tmp_path / "cache")})
     assert f"{patches / 'manifest.toml'}:5: " in one_line_error(proc)
     assert tree_checksum(out) == {}
+
+
+# --- the cached release wheel must be one this interpreter can install ---
+
+def test_cached_release_wheel_for_another_platform_is_not_used(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    wheels = tmp_path / "cache" / "wheels"
+    wheels.mkdir(parents=True)
+    foreign = wheels / "torch-2.13.0+cpu-cp39-cp39-win_amd64.whl"
+    foreign.write_bytes(upstream(tmp_path).read_bytes())
+    monkeypatch.setattr(upstream_mod, "_pip_download", lambda version, dest: (1, "ERROR: no network\n"))
+    with pytest.raises(UserError, match="no network"):
+        upstream_mod.release_wheel("2.13.0+cpu")
+    tags = list(sys_tags())
+    best, worse = tags[0], tags[-1]
+    for tag in (worse, best):
+        (wheels / f"torch-2.13.0+cpu-{tag.interpreter}-{tag.abi}-{tag.platform}.whl").write_bytes(b"")
+    assert upstream_mod.release_wheel("2.13.0+cpu").name == f"torch-2.13.0+cpu-{best}.whl"
