@@ -7,9 +7,11 @@ build's own temporary files. Every refusal is one line, exit 2, and leaves the o
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
+import tempfile
 import warnings
 import zipfile
 from collections.abc import Mapping, Sequence
@@ -23,6 +25,7 @@ from packaging.tags import sys_tags
 from catch_tools import upstream as upstream_mod
 from catch_tools.errors import UserError
 from catch_tools.pin import Pin
+from catch_tools.wheel import overlay
 from catch_tools.wheel.overlay import build_overlay
 from catch_tools.wheel.record import RecordRow, format_record, record_digest
 from catch_tools.wheel.zipraw import RawZipReader, dos_datetime, open_writer
@@ -398,3 +401,40 @@ def test_cached_release_wheel_for_another_platform_is_not_used(tmp_path: Path,
     for tag in (worse, best):
         (wheels / f"torch-2.13.0+cpu-{tag.interpreter}-{tag.abi}-{tag.platform}.whl").write_bytes(b"")
     assert upstream_mod.release_wheel("2.13.0+cpu").name == f"torch-2.13.0+cpu-{best}.whl"
+
+
+# --- the cache, the output directory, the standard output ---
+
+def test_cli_cache_that_is_a_file_is_one_line_and_nothing_is_made(tmp_path: Path) -> None:
+    cache = tmp_path / "cachefile"
+    cache.write_text("not a directory\n")
+    out = tmp_path / "dist"
+    proc = cli("--upstream-wheel", str(upstream(tmp_path)), "--catch-wheel", str(fake_backend_wheel(tmp_path / "be")),
+               "--patches-dir", str(series(tmp_path / "patches")), "--out", str(out),
+               env={"CATCH_CACHE": str(cache)})
+    assert str(cache) in one_line_error(proc, "CATCH_CACHE")
+    assert not out.exists() and cache.read_text() == "not a directory\n"
+
+
+def test_read_only_output_directory_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "dist"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine\n")
+    out.chmod(0o555)
+    real_mkdtemp = tempfile.mkdtemp
+
+    def mkdtemp(*args: object, dir: object = None, **kwargs: object) -> str:  # noqa: A002 -- tempfile's name
+        if dir == out:  # as mkdir(2) in a directory without write permission (root is never refused one)
+            raise PermissionError(errno.EACCES, "Permission denied", str(out / ".catch-build-x"))
+        return real_mkdtemp(*args, dir=dir, **kwargs)  # type: ignore[call-overload,no-any-return]
+
+    monkeypatch.setattr(overlay.tempfile, "mkdtemp", mkdtemp)
+    before = tree_checksum(out)
+    try:
+        with pytest.raises(UserError) as info:
+            build_overlay(upstream_wheel=upstream(tmp_path), backend_wheel=fake_backend_wheel(tmp_path / "be"),
+                          series_dir=series(tmp_path / "patches"), pin=PIN, out_dir=out)
+    finally:
+        out.chmod(0o755)
+    assert info.value.path == str(out) and "Permission denied" in str(info.value)
+    assert tree_checksum(out) == before
