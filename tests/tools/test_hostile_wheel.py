@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """Hostile and careless input to the combined-wheel build (``scripts/build_wheel.py``): wheels that are not what
-their name says, members that would escape, output directories that are files, and user files that look like the
-build's own temporary files. Every refusal is one line, exit 2, and leaves the output directory as it was."""
+their name says, members that would escape, backend requirements and entry points that reach plain ``torch``
+installs, output and cache directories that are files or read-only, user files that look like the build's own
+temporary files, a cached release wheel for another platform, a closed standard output. Every refusal is one line,
+exit 2, and leaves the output directory as it was."""
 
 from __future__ import annotations
 
@@ -438,3 +440,19 @@ def test_read_only_output_directory_is_one_line(tmp_path: Path, monkeypatch: pyt
         out.chmod(0o755)
     assert info.value.path == str(out) and "Permission denied" in str(info.value)
     assert tree_checksum(out) == before
+
+
+def test_cli_closed_standard_output_ends_quietly(tmp_path: Path) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before anything is written (`build_wheel.py ... | head -0`)
+    out = tmp_path / "dist"
+    try:
+        proc = subprocess.run([sys.executable, str(REPO / "scripts" / "build_wheel.py"), "--upstream-wheel",
+                               str(upstream(tmp_path)), "--catch-wheel", str(fake_backend_wheel(tmp_path / "be")),
+                               "--patches-dir", str(series(tmp_path / "patches")), "--out", str(out)],
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, check=False, timeout=300,
+                              env=dict(os.environ, CATCH_CACHE=str(tmp_path / "cache")))
+    finally:
+        os.close(write_end)
+    assert (proc.returncode, proc.stderr) == (1, "")
+    assert [p.name for p in out.iterdir()] == ["torch-2.13.0+cpu.catch1-cp311-cp311-manylinux_2_28_x86_64.whl"]
