@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """Hostile and careless input to the native interface check (``scripts/check_native_interfaces.py``): one wheel
-given twice, a combined wheel hiding a second copy of a file, a removed shared object seen by layer 1 alone,
-non-UTF-8 metadata and reviewed-changes files, a missing interpreter. Every refusal is one line with the documented
-exit status, and the check's cache (``$CATCH_CACHE``) is left as it was."""
+given twice, a combined wheel hiding a second copy of a file, renamed to another Python, or carrying a requirement or
+entry point that reaches plain ``torch`` installs, a removed shared object seen by layer 1 alone, non-UTF-8 metadata
+and reviewed-changes files, a missing interpreter, a damaged probe cache. Every refusal is one line with the
+documented exit status, and the check's cache (``$CATCH_CACHE``) is left as it was."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -267,3 +269,19 @@ def test_combined_wheel_renamed_to_another_python_is_refused(wheels: tuple[Path,
     proc = check_cli(wheels[0], renamed, "--layers", "0", cache=cache)
     assert f"{renamed}!{DI}/WHEEL: " in one_line_error(proc, "cp311-cp311", code=1)
     assert tree_checksum(cache) == before
+
+
+# --- a damaged probe cache is probed again, never trusted or fatal ---
+
+@pytest.mark.parametrize("damage", ["[]\n", "{not json", '{"torch_file": 3}\n', "\xff"])
+def test_damaged_probe_cache_is_probed_again(wheels: tuple[Path, Path, Path], cache: Path,
+                                             caplog: pytest.LogCaptureFixture, damage: str) -> None:
+    assert run_check(wheels[0], wheels[1], (1,)).exit_code == 0
+    stored = list((cache / "probes").glob("*.json"))
+    assert len(stored) == 1
+    stored[0].write_text(damage, encoding="latin-1")
+    report = run_check(wheels[0], wheels[1], (1,))
+    assert report.exit_code == 0, report.to_json()
+    assert "probing again" in caplog.text
+    assert isinstance(json.loads(stored[0].read_text()), dict)
+    assert [p.name for p in (cache / "probes").iterdir()] == [stored[0].name]  # no staging file left
