@@ -11,6 +11,7 @@ with the error's ``exit_code`` (2 unless the error says otherwise).
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -67,11 +68,20 @@ def toml_error(err: tomllib.TOMLDecodeError, path: str | Path) -> UserError:
 def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
     """Run a CLI ``main(argv) -> exit code``; turn :class:`UserError` and Ctrl-C into one line on stderr.
 
-    Returns the exit code (the caller passes it to ``sys.exit``). Unexpected exceptions still raise with a traceback:
-    those are bugs, not user errors.
+    Returns the exit code (the caller passes it to ``sys.exit``). A closed standard output (``tool | head -1``) ends
+    the run quietly with exit status 1, as the Python docs recommend ("Note on SIGPIPE", :mod:`signal`): stdout is
+    flushed here and, once the reader has gone, pointed at ``os.devnull`` so that the interpreter's own flush at exit
+    does not fail again. Unexpected exceptions still raise with a traceback: those are bugs, not user errors.
     """
     try:
-        return main(argv)
+        code = main(argv)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 1
     except UserError as err:
         print(f"error: {err}", file=sys.stderr)
         return err.exit_code

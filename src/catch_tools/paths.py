@@ -37,7 +37,14 @@ def pytorch_dir() -> Path:
 
 
 def cache_dir() -> Path:
-    """Download and build cache outside the repository: ``$CATCH_CACHE`` or ``~/.cache/catch``."""
-    path = Path(os.environ.get("CATCH_CACHE", Path.home() / ".cache" / "catch"))
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    """Download and build cache outside the repository: ``$CATCH_CACHE`` or ``~/.cache/catch`` (created if missing).
+
+    Raises:
+        UserError: the path, or one of its parents, exists and is not a directory, or it cannot be created (one line
+            naming it and ``CATCH_CACHE``; see :func:`catch_tools.clikit.output_dir`).
+    """
+    from catch_tools.clikit import output_dir  # imported here: paths is imported by every module, clikit by CLIs
+
+    env = os.environ.get("CATCH_CACHE")
+    option = "CATCH_CACHE" if env else "the cache directory ~/.cache/catch (or set CATCH_CACHE)"
+    return output_dir(Path(env) if env else Path.home() / ".cache" / "catch", option)

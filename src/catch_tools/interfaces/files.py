@@ -7,8 +7,11 @@ Rules: every upstream file is present (a removed file can break any importer or 
 extensions compile against -- ``torch/include/**`` and ``torch/share/cmake/**`` -- are byte-identical (incompatible);
 ``WHEEL`` tags, ``Root-Is-Purelib``, ``Requires-Dist``, ``Provides-Extra`` and ``Requires-Python`` equal (incompatible:
 installers would resolve differently; requirements of an extra the combined wheel adds, such as ``migration``, apply
-only to who asks for it and are left out); every upstream entry point is still declared unchanged (incompatible:
-``torchrun`` or a plugin would vanish); added files only under the backend package and the ``.dist-info`` (else:
+only to who asks for it and are left out: a requirement belongs to an extra only when its marker is exactly
+``extra == "name"``, the build's rule, :func:`catch_tools.wheel.metadata.requirement_extra`); every upstream entry point
+is still declared unchanged, and the combined ``entry_points.txt`` follows
+:func:`catch_tools.wheel.metadata.parse_entry_points` (incompatible: ``torchrun`` or a plugin would vanish, or an entry
+hidden in a value would reach some readers); added files only under the backend package and the ``.dist-info`` (else:
 review); changed files other than Python sources, shared objects (layers 3 and 1 judge those) and the version/metadata
 files the build edits need review; the combined RECORD lists every member with its right hash (incompatible: pip would
 install a wheel whose contents it cannot verify).
@@ -16,11 +19,12 @@ install a wheel whose contents it cannot verify).
 
 from __future__ import annotations
 
-import configparser
+from packaging.utils import canonicalize_name
 
+from catch_tools.errors import UserError
 from catch_tools.interfaces.pair import WheelPair
-from catch_tools.interfaces.report import INCOMPATIBLE, REVIEW, LayerResult
-from catch_tools.wheel.metadata import backend_extras, member_text, metadata_field
+from catch_tools.interfaces.report import ERROR, INCOMPATIBLE, REVIEW, LayerResult
+from catch_tools.wheel.metadata import backend_extras, member_text, metadata_field, parse_entry_points
 from catch_tools.wheel.record import is_unhashed, parse_record, record_digest
 from catch_tools.wheel.zipraw import RawZipReader
 
@@ -52,7 +56,7 @@ def _wheel_fields(pair: WheelPair, which: str) -> dict[str, list[str]]:
     if which != "upstream":
         up_meta = member_text(pair.up, f"{pair.up_di}/METADATA", exit_code=1)
         up_extras = set(metadata_field(up_meta, "Provides-Extra"))
-        added = extras - up_extras
+        added = {canonicalize_name(name) for name in extras - up_extras}
         requires = [r for r in requires if not any(r in lines for name, lines in backend_extras(meta).items()
                                                    if name in added)]
         extras = up_extras & extras
@@ -116,22 +120,30 @@ def check_files(pair: WheelPair) -> LayerResult:
 
 
 def _entry_points(reader: RawZipReader, dist_info: str) -> set[tuple[str, str, str]]:
+    """The ``(group, name, value)`` entry points of the wheel, read by
+    :func:`~catch_tools.wheel.metadata.parse_entry_points` (UserError when the file breaks its rules)."""
     name = f"{dist_info}/entry_points.txt"
     if reader.get(name) is None:
         return set()
-    parser = configparser.ConfigParser(delimiters=("=",), interpolation=None)
-    parser.optionxform = str  # type: ignore[assignment,method-assign]  # names are case-sensitive
-    try:
-        parser.read_string(member_text(reader, name, exit_code=1), source=name)
-    except configparser.Error:
-        return {("?", "unparsable", name)}
-    return {(group, key, value) for group in parser.sections() for key, value in parser[group].items()}
+    groups = parse_entry_points(member_text(reader, name, exit_code=1), f"{reader.path}!{name}")
+    return {(group, key, ep.value) for group, entries in groups.items() for key, ep in entries.items()}
 
 
 def _check_entry_points(pair: WheelPair, res: LayerResult) -> None:
-    """Every upstream entry point (console scripts, plugin groups) is still declared, unchanged."""
-    kept = _entry_points(pair.new, pair.new_di)
-    for group, key, value in sorted(_entry_points(pair.up, pair.up_di) - kept):
+    """Every upstream entry point (console scripts, plugin groups) is still declared, unchanged; the combined
+    ``entry_points.txt`` must read the same to every reader (else incompatible: an entry hidden in a value)."""
+    try:
+        upstream = _entry_points(pair.up, pair.up_di)
+    except UserError as err:
+        res.add(ERROR, "entry-points-unreadable", f"upstream: {err.message}", f"{pair.up_di}/entry_points.txt")
+        return
+    try:
+        kept = _entry_points(pair.new, pair.new_di)
+    except UserError as err:
+        where = f"{pair.new_di}/entry_points.txt" + (f":{err.line}" if err.line else "")
+        res.add(INCOMPATIBLE, "entry-points-unreadable", err.message, where)
+        return
+    for group, key, value in sorted(upstream - kept):
         res.add(INCOMPATIBLE, "entry-point-removed", f"[{group}] {key} = {value} missing or changed",
                 f"{pair.new_di}/entry_points.txt")
 

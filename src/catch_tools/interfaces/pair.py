@@ -22,7 +22,7 @@ from pathlib import Path
 
 from catch_tools.errors import UserError
 from catch_tools.paths import cache_dir
-from catch_tools.wheel.metadata import split_wheel_filename
+from catch_tools.wheel.metadata import check_wheel_identity, split_wheel_filename
 from catch_tools.wheel.unpack import Unpacker, record_tree, unpack_members, verify_tree
 from catch_tools.wheel.zipraw import RawMember, RawZipReader
 
@@ -54,16 +54,23 @@ class WheelPair:
     :func:`catch_tools.paths.cache_dir`, keyed by the wheel's sha256.
 
     Raises:
-        UserError (exit code 1): a wheel that is missing, not a zip, or has no ``.dist-info``.
+        UserError (exit code 1): a wheel that is missing, not a zip, has no ``.dist-info``, or is not what its file
+            name says (:func:`~catch_tools.wheel.metadata.check_wheel_identity`: a combined wheel renamed to another
+            Python would pass every layer).
     """
 
     def __init__(self, upstream: Path, combined: Path, *, cache: bool = False):
+        opened: list[RawZipReader] = []
         try:
-            self.up = RawZipReader(upstream)
-            self.new = RawZipReader(combined)
+            for path in (upstream, combined):
+                opened.append(RawZipReader(path))
+                check_wheel_identity(opened[-1])
         except UserError as err:
+            for reader in opened:
+                reader.close()
             err.exit_code = 1
             raise
+        self.up, self.new = opened
         self.up_di = _dist_info(self.up)
         self.new_di = _dist_info(self.new)
         self._tmp_path = Path(tempfile.mkdtemp(prefix="catch-ifcheck-"))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -29,13 +30,15 @@ import tempfile
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from catch_tools.interfaces import _probe
 from catch_tools.interfaces.pair import WheelPair
 from catch_tools.interfaces.report import ERROR, INCOMPATIBLE, REVIEW, LayerResult
 from catch_tools.paths import cache_dir
 from catch_tools.userfiles import write_atomic
+
+log = logging.getLogger(__name__)
 
 BACKEND_PACKAGE = "torch_mlu"
 BACKEND_NAMESPACES = ("torch_mlu", "mlu")
@@ -119,9 +122,10 @@ class Probes:
     def _run(self, which: str, mode: str, arg: str | None, bc_against: list[str] | None) -> dict[str, Any]:
         tree = self.pair.tree(which)
         stored = self._stored_path(which, mode, bc_against)
-        if stored is not None and stored.is_file():
-            cached: dict[str, Any] = json.loads(stored.read_text())
-            return cached
+        if stored is not None:
+            cached = _read_stored_probe(stored, tree)
+            if cached is not None:
+                return cached
         work = Path(self._tmp.name) / f"{which}-{mode}"
         work.mkdir(parents=True, exist_ok=True)
         out = work / "out.json"
@@ -147,12 +151,16 @@ class Probes:
         if proc.returncode != 0 or not out.is_file():
             lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
             raise ProbeError(f"probe of the {which} wheel ({mode}) failed: {lines[-1] if lines else 'no output'}")
-        result: dict[str, Any] = json.loads(out.read_text())
+        try:
+            result = json.loads(out.read_text(encoding="utf-8"))
+        except ValueError:
+            result = None
+        if not probe_shape_ok(result):
+            raise ProbeError(f"probe of the {which} wheel ({mode}) wrote a result of the wrong shape")
         if not Path(result["torch_file"]).resolve().is_relative_to(tree.resolve()):
             raise ProbeError(f"probe imported torch from {result['torch_file']}, not from the unpacked {which} wheel")
         if stored is not None:
-            stored.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(stored, json.dumps(result))
+            _store_probe(stored, result)
         return result
 
     def _stored_path(self, which: str, mode: str, bc_against: list[str] | None) -> Path | None:
@@ -176,6 +184,56 @@ class Probes:
             up = pool.submit(self.run, "upstream")
             new = pool.submit(self.run, "combined")
             return up.result(), new.result()
+
+
+#: The keys of a probe result (:mod:`._probe`) and their JSON types; ``schemas`` and the others after them are absent
+#: when torch lacks the functions they come from, ``backend_file`` outside the backend mode.
+_PROBE_KEYS: dict[str, type] = {"torch_file": str, "version": str, "cxx11_abi": bool, "abi_attrs": dict,
+                                "import_failures": list, "modules": list}
+_PROBE_OPTIONAL: dict[str, type] = {"backend_file": str, "schemas": list, "class_schemas": list, "bc_failures": list}
+
+
+def probe_shape_ok(result: object) -> TypeGuard[dict[str, Any]]:
+    """True when ``result`` has the shape :mod:`._probe` writes: an object with :data:`_PROBE_KEYS` of their types,
+    optional keys of theirs, and lists of strings."""
+    if not isinstance(result, dict):
+        return False
+    for key, kind in (*_PROBE_KEYS.items(), *_PROBE_OPTIONAL.items()):
+        if key not in result:
+            if key in _PROBE_KEYS:
+                return False
+            continue
+        value = result[key]
+        if not isinstance(value, kind) or (isinstance(value, list) and not all(isinstance(v, str) for v in value)):
+            return False
+    return True
+
+
+def _read_stored_probe(path: Path, tree: Path) -> dict[str, Any] | None:
+    """The cached probe at ``path``, or None when there is none or it cannot be trusted: unreadable, not JSON, not of
+    a probe's shape (:func:`probe_shape_ok`), or of a torch outside ``tree``; such a file is ignored with a warning
+    (the probe runs again and replaces it)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as err:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        log.warning("cached probe %s is unreadable (%s): probing again", path, err)
+        return None
+    if not probe_shape_ok(data) or not Path(data["torch_file"]).resolve().is_relative_to(tree.resolve()):
+        log.warning("cached probe %s is not a probe result of this tree: probing again", path)
+        return None
+    return data
+
+
+def _store_probe(path: Path, result: dict[str, Any]) -> None:
+    """Keep ``result`` at ``path`` (:func:`~catch_tools.userfiles.write_atomic`); a cache that cannot be written is a
+    warning, not an error (the next check probes again)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(result))
+    except OSError as err:
+        log.warning("cannot keep the probe in the cache %s: %s", path, err.strerror or err)
 
 
 def runtime_facts(probes: Probes, res: LayerResult) -> None:

@@ -6,18 +6,27 @@
 Rules: both wheels must be what their file names say (name, version and tags agree with ``WHEEL`` and METADATA:
 :func:`catch_tools.wheel.metadata.check_wheel_identity`); the upstream wheel's file-name version and METADATA
 ``Version`` must equal the pin's ``wheel_version`` (PEP 440 comparison) and ``torch/version.py``'s ``git_version`` the
-pin's commit; the backend wheel must be ``torch_mlu``, carry only ``torch_mlu/`` besides its ``.dist-info``, declare a
-``[torch.backends]`` entry point (the group PyTorch >= 2.5 autoloads on ``import torch``), be installable wherever the
-upstream wheel is (same interpreter and ABI, or ``py3``/``none``/``abi3``; same CPU architecture or ``any``), and
-require nothing torch does not.
+pin's commit; the backend wheel must be ``torch_mlu``, carry only ``torch_mlu/`` besides its ``.dist-info``, be
+installable wherever the upstream wheel is (same interpreter and ABI, or ``py3``/``none``/``abi3``; same CPU
+architecture or ``any``), and require nothing torch does not (a requirement of one of its extras, marker exactly
+``extra == "name"``, is offered as an extra of the combined wheel:
+:func:`~catch_tools.wheel.metadata.requirement_extra`).
+
+The backend's ``entry_points.txt`` (read by :func:`~catch_tools.wheel.metadata.parse_entry_points`) must declare at
+least one entry point in ``[torch.backends]`` (the group PyTorch >= 2.5 autoloads on ``import torch``); every entry
+point must name code of ``torch_mlu`` (the only package the backend ships); and no console or GUI script may take the
+name of one of upstream's scripts or of a command the environment's users run by name (:data:`SHADOWED_COMMANDS`:
+an activated environment's ``bin/`` comes first on ``PATH``). Names are compared case-insensitively (case-insensitive
+file systems).
 """
 
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass
 
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import Requirement
 from packaging.tags import Tag
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
@@ -25,9 +34,11 @@ from packaging.version import Version
 from catch_tools.errors import UserError
 from catch_tools.wheel.metadata import (
     GIT_VERSION_PY,
+    check_backend_requirement,
     check_wheel_identity,
     member_text,
     metadata_field,
+    parse_entry_points,
     split_wheel_filename,
 )
 from catch_tools.wheel.record import RecordRow, read_rows, verify_wheel
@@ -35,6 +46,13 @@ from catch_tools.wheel.zipraw import RawMember, RawZipReader
 
 BACKEND_PACKAGE = "torch_mlu"
 AUTOLOAD_GROUP = "torch.backends"
+#: Entry point groups whose names become commands in the environment's ``bin/`` (entry points spec).
+SCRIPT_GROUPS = ("console_scripts", "gui_scripts")
+#: Commands a backend script must not be named (compared case-insensitively): the Python launchers and package
+#: installers of an environment (``python``, ``python3``, ``python3.11``, ``pip3``, ``pydoc``, ``idle``, with an
+#: optional ``-config``) and the shells and tools other commands call by name.
+SHADOWED_COMMANDS = re.compile(r"^(python|pip|pydoc|idle)(\d+(\.\d+)?)?(-config)?$"
+                               r"|^(2to3|easy_install|wheel|virtualenv|uv|conda|sh|bash|env|sudo|git)$")
 
 
 @dataclass
@@ -120,9 +138,10 @@ def backend_payload(info: WheelInfo, upstream: WheelInfo, combined_version: str)
     """Check the backend wheel (see module doc) and return its members outside ``.dist-info``, sorted by name.
 
     Raises:
-        UserError: wrong project, a file outside ``torch_mlu/``, incompatible tags, a missing ``torch.backends``
-            entry point, a torch requirement the combined version does not satisfy, or another requirement torch
-            does not have.
+        UserError: wrong project, a file outside ``torch_mlu/``, incompatible tags, an ``entry_points.txt`` that
+            does not parse or breaks a rule of the module doc, a torch requirement the combined version does not
+            satisfy, another requirement torch does not have, or a marker naming ``extra`` in another form than
+            ``extra == "name"``.
     """
     where = info.reader.path
     if canonicalize_name(info.name) != canonicalize_name(BACKEND_PACKAGE):
@@ -141,18 +160,13 @@ def backend_payload(info: WheelInfo, upstream: WheelInfo, combined_version: str)
         payload.append(member)
     if not payload:
         raise UserError(f"backend wheel has no {BACKEND_PACKAGE}/ files", path=where)
-    eps = info.text("entry_points.txt") if info.reader.get(f"{info.dist_info}/entry_points.txt") else ""
-    if f"[{AUTOLOAD_GROUP}]" not in eps:
-        raise UserError(f"backend wheel declares no [{AUTOLOAD_GROUP}] entry point (torch would not autoload it)",
-                        path=where)
+    _check_backend_entry_points(info, upstream)
     upstream_reqs = {canonicalize_name(Requirement(r).name) for r in
                      metadata_field(upstream.text("METADATA"), "Requires-Dist")}
+    meta_at = f"{where}!{info.dist_info}/METADATA"
     for text in metadata_field(info.text("METADATA"), "Requires-Dist"):
-        try:
-            req = Requirement(text)
-        except InvalidRequirement as err:
-            raise UserError(f"backend METADATA: bad Requires-Dist {text!r}: {err}", path=where) from None
-        if req.marker is not None and "extra" in str(req.marker):
+        req, extra = check_backend_requirement(text, meta_at)
+        if extra is not None:  # offered as torch[extra]: plain torch installs resolve as upstream's
             continue
         name = canonicalize_name(req.name)
         if name == "torch":
@@ -163,3 +177,30 @@ def backend_payload(info: WheelInfo, upstream: WheelInfo, combined_version: str)
             raise UserError(f"backend requires {req.name}, which torch does not: add it to the backend's "
                             "dependencies only if torch has it", path=where)
     return sorted(payload, key=lambda m: m.name)
+
+
+def _check_backend_entry_points(info: WheelInfo, upstream: WheelInfo) -> None:
+    """The backend's entry points follow the module doc's rules.
+
+    Raises:
+        UserError: the first rule broken, naming the backend's ``entry_points.txt`` (and the line).
+    """
+    where = f"{info.reader.path}!{info.dist_info}/entry_points.txt"
+    has = info.reader.get(f"{info.dist_info}/entry_points.txt") is not None
+    groups = parse_entry_points(info.text("entry_points.txt"), where) if has else {}
+    if not groups.get(AUTOLOAD_GROUP):
+        raise UserError(f"backend wheel declares no entry point in [{AUTOLOAD_GROUP}] (torch would not autoload "
+                        "it)", path=where if has else info.reader.path)
+    up_has = upstream.reader.get(f"{upstream.dist_info}/entry_points.txt") is not None
+    up_groups = parse_entry_points(upstream.text("entry_points.txt"),
+                                   f"{upstream.reader.path}!{upstream.dist_info}/entry_points.txt") if up_has else {}
+    up_scripts = {name.casefold() for group in SCRIPT_GROUPS for name in up_groups.get(group, {})}
+    for group, entries in groups.items():
+        for name, ep in entries.items():
+            if ep.module != BACKEND_PACKAGE and not ep.module.startswith(f"{BACKEND_PACKAGE}."):
+                raise UserError(f"[{group}] {name} = {ep.value} names code outside {BACKEND_PACKAGE}, the only "
+                                "package the backend ships", path=where, line=ep.line)
+            if group in SCRIPT_GROUPS and (name.casefold() in up_scripts or SHADOWED_COMMANDS.match(name.casefold())):
+                whose = "one of torch's scripts" if name.casefold() in up_scripts else "a common command"
+                raise UserError(f"[{group}] {name} would replace {whose} in the environment's bin/", path=where,
+                                line=ep.line)

@@ -6,16 +6,19 @@ and the combined wheel's edits of torch's metadata (version, entry points, ``tor
 
 Each edit takes and returns text so it can be tested on its own. Rules: METADATA is an email-style header block
 (core metadata spec, "Version" field); ``entry_points.txt`` is the INI format of the entry points spec (groups in
-``[brackets]``, ``name = module:attr``); the wheel file name is ``{name}-{version}-{python}-{abi}-{platform}.whl``
-(binary distribution format spec) and the ``.dist-info`` directory is ``{name}-{version}.dist-info``.
+``[brackets]``, ``name = module:attr``), read by :func:`parse_entry_points`; a requirement belongs to an extra only
+when its marker is exactly ``extra == "name"`` (:func:`requirement_extra`); the wheel file name is
+``{name}-{version}-{python}-{abi}-{platform}.whl`` (binary distribution format spec) and the ``.dist-info`` directory
+is ``{name}-{version}.dist-info``.
 """
 
 from __future__ import annotations
 
-import configparser
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.tags import Tag, parse_tag
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
@@ -24,11 +27,15 @@ from catch_tools.errors import UserError
 from catch_tools.userfiles import decode_utf8
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from catch_tools.wheel.zipraw import RawZipReader
 
 _VERSION_PY = re.compile(r"""^__version__\s*=\s*['"][^'"]*['"]\s*$""", re.MULTILINE)
 _ALL_PY = re.compile(r"""^(__all__\s*=\s*\[)([^\]]*)\]""", re.MULTILINE)
-_EXTRA_MARKER = re.compile(r""";\s*extra\s*==\s*['"]([^'"]+)['"]\s*$""")
+#: ``str()`` of a marker that is one clause ``extra == "name"`` (packaging writes markers in this normal form).
+_EXTRA_ONLY = re.compile(r'^extra == "([^"]+)"$')
+_MENTIONS_EXTRA = re.compile(r"\bextra\b")
 GIT_VERSION_PY = re.compile(r"""^git_version\s*=\s*['"]([0-9a-f]{40}|Unknown)['"]""", re.MULTILINE)
 
 
@@ -165,17 +172,57 @@ def set_metadata_version(text: str, version: str, where: str) -> str:
     return new_head + sep + body
 
 
-def backend_extras(backend_text: str) -> dict[str, list[str]]:
-    """The extras of the backend's METADATA: ``{extra: [Requires-Dist lines conditional on it]}``.
+def requirement_extra(req: Requirement) -> str | None:
+    """The extra ``req`` belongs to: ``name`` when its marker is exactly the one clause ``extra == "name"``, else None.
 
-    A requirement belongs to extra ``name`` when its marker is exactly ``extra == "name"`` (how build backends write
-    ``[project.optional-dependencies]``); ``Provides-Extra`` names with no requirement map to an empty list.
+    That is how build backends write ``[project.optional-dependencies]`` (core metadata spec, "Provides-Extra"), and
+    the only form for which "this applies to ``torch[name]`` only" holds whatever the environment: a marker such as
+    ``python_version >= "3" or extra == "x"`` or ``extra != "zzz"`` is true on a plain ``pip install torch``. The
+    marker is judged by packaging's normal form of it (``str(req.marker)``: ``extra=='X'`` and ``(extra == "x")``
+    both read ``extra == "x"``); anything else, a change of that form included, is not an extra's requirement (fails
+    closed).
     """
-    extras: dict[str, list[str]] = {name: [] for name in metadata_field(backend_text, "Provides-Extra")}
+    if req.marker is None:
+        return None
+    match = _EXTRA_ONLY.match(str(req.marker))
+    return match.group(1) if match else None
+
+
+def check_backend_requirement(text: str, where: str | Path) -> tuple[Requirement, str | None]:
+    """Parse one ``Requires-Dist`` value of the backend; return it with its extra (:func:`requirement_extra`; None
+    for a requirement of every install, whose marker then does not mention ``extra`` at all).
+
+    Raises:
+        UserError: not a PEP 508 requirement, or a marker that mentions ``extra`` other than as exactly
+            ``extra == "name"`` (it would apply to installs that ask for no extra, or be dropped).
+    """
+    try:
+        req = Requirement(text)
+    except InvalidRequirement as err:
+        raise UserError(f"bad Requires-Dist {text!r}: {err}", path=where) from None
+    extra = requirement_extra(req)
+    if extra is None and req.marker is not None and _MENTIONS_EXTRA.search(str(req.marker)):
+        raise UserError(f"Requires-Dist {text!r}: a marker naming extra must be exactly "
+                        'extra == "name" (anything else applies to installs that asked for no extra)', path=where)
+    return req, extra
+
+
+def backend_extras(backend_text: str) -> dict[str, list[str]]:
+    """The extras of the backend's METADATA: ``{extra: [Requires-Dist lines of that extra]}``.
+
+    A line belongs to an extra by :func:`requirement_extra`; lines that do not parse or belong to no extra are left
+    out. ``Provides-Extra`` names with no requirement map to an empty list. Names are normalized (PEP 685, as
+    packaging normalizes them in markers).
+    """
+    extras: dict[str, list[str]] = {canonicalize_name(name): [] for name in metadata_field(backend_text,
+                                                                                           "Provides-Extra")}
     for line in metadata_field(backend_text, "Requires-Dist"):
-        match = _EXTRA_MARKER.search(line)
-        if match:
-            extras.setdefault(match.group(1), []).append(line)
+        try:
+            name = requirement_extra(Requirement(line))
+        except InvalidRequirement:
+            continue
+        if name is not None:
+            extras.setdefault(name, []).append(line)
     return extras
 
 
@@ -186,15 +233,15 @@ def add_extras(text: str, extras: dict[str, list[str]], where: str) -> str:
     exactly as upstream's (every added requirement is conditional on an added extra).
 
     Raises:
-        UserError: upstream torch already provides an extra of the same name.
+        UserError: upstream torch already provides an extra of the same name (compared normalized, PEP 685).
     """
     if not extras:
         return text
-    have = set(metadata_field(text, "Provides-Extra"))
+    have = {canonicalize_name(name) for name in metadata_field(text, "Provides-Extra")}
     head, sep, body = text.partition("\n\n")
     lines = [head.rstrip("\n")]
     for name in sorted(extras):
-        if name in have:
+        if canonicalize_name(name) in have:
             raise UserError(f"extra {name!r} of the backend is already an extra of torch", path=where)
         lines.append(f"Provides-Extra: {name}")
         lines += [f"Requires-Dist: {req}" for req in extras[name]]
@@ -208,33 +255,112 @@ def metadata_field(text: str, field: str) -> list[str]:
     return [line.split(":", 1)[1].strip() for line in head.splitlines() if line.lower().startswith(prefix)]
 
 
-def _parse_entry_points(text: str, where: str) -> configparser.ConfigParser:
-    parser = configparser.ConfigParser(delimiters=("=",), interpolation=None, strict=True)
-    parser.optionxform = str  # type: ignore[assignment,method-assign]  # names are case-sensitive
-    try:
-        parser.read_string(text, source=where)
-    except configparser.Error as err:
-        raise UserError(f"invalid entry_points.txt: {err.message}", path=where) from None
-    return parser
+#: An entry point's name and group: the entry points spec's recommended characters (letters, digits, ``_ . -``),
+#: ASCII only (a console script's name is a file name and a command), not only dots.
+_EP_NAME = re.compile(r"^(?!\.+$)[A-Za-z0-9_.-]+$")
+#: An entry point's value, an object reference ``module[:attr]`` with optional ``[extras]``: the pattern of
+#: ``importlib.metadata.EntryPoint``.
+_EP_VALUE = re.compile(r"^(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
+#: Characters that end a line for ``str.splitlines`` (importlib.metadata) but not for configparser, and other controls.
+_EP_BAD_CHAR = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
 
 
-def merge_entry_points(torch_text: str, backend_text: str, where: str) -> str:
+@dataclass(frozen=True)
+class EntryPoint:
+    """One entry point of an ``entry_points.txt``: ``[group]`` ``name = value``, on 1-based ``line``."""
+
+    group: str
+    name: str
+    value: str
+    line: int
+
+    @property
+    def module(self) -> str:
+        """The module part of the value (``torch_mlu`` of ``torch_mlu:_autoload``)."""
+        return self.value.split(":", 1)[0].split("[", 1)[0].strip()
+
+
+def parse_entry_points(text: str, where: str | Path) -> dict[str, dict[str, EntryPoint]]:
+    """``entry_points.txt`` ``text`` as ``{group: {name: entry point}}``, in file order.
+
+    The file is read line by line as ``importlib.metadata`` reads it (what ``import torch`` uses to autoload
+    ``torch.backends`` and installers use for scripts): blank lines and ``#`` comments skipped, ``[group]`` headers,
+    ``name = value`` split at the first ``=``, both stripped. Installers that read the file with configparser see
+    indented lines, ``;`` lines and other line breaks differently, so only text on which both readers agree is
+    accepted; refused, with the line:
+
+    - an indented line, comments included (configparser makes it part of the value above: an entry or a whole
+      ``[group]`` hidden there);
+    - a line break other than ``\\n`` / ``\\r\\n`` (U+2028, U+0085, ...) or another control character;
+    - a line that is not a comment, a header or ``name = value``; a name or group outside the entry points spec's
+      recommended characters (``[A-Za-z0-9_.-]``); an entry before the first group;
+    - a value that is not an object reference ``module[:attr] [extras]`` (``importlib.metadata.EntryPoint``'s pattern);
+    - a group header twice, or a name twice in one group (readers differ on which one wins).
+
+    Raises:
+        UserError: the first rule broken, one line naming ``where`` and the line.
+    """
+    groups: dict[str, dict[str, EntryPoint]] = {}
+    current: str | None = None
+    for number, raw in enumerate(text.split("\n"), 1):
+        line = raw.removesuffix("\r")
+        bad = _EP_BAD_CHAR.search(line)
+        if bad:
+            raise UserError(f"entry_points.txt: character U+{ord(bad.group()):04X} inside a line (readers split lines "
+                            "differently there)", path=where, line=number)
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if line[:1].isspace():
+            raise UserError("entry_points.txt: indented line (configparser joins it to the value above)", path=where,
+                            line=number)
+        if stripped.startswith("#"):
+            continue
+        if stripped.startswith("[") and stripped.endswith("]"):
+            current = stripped[1:-1].strip()
+            if not _EP_NAME.match(current):
+                raise UserError(f"entry_points.txt: bad group name [{current}]", path=where, line=number)
+            if current in groups:
+                raise UserError(f"entry_points.txt: group [{current}] appears twice", path=where, line=number)
+            groups[current] = {}
+            continue
+        name, sep, value = (part.strip() for part in stripped.partition("="))
+        if not sep or not _EP_NAME.match(name):
+            raise UserError(f"entry_points.txt: expected 'name = module:attr', a [group] or a # comment, got "
+                            f"{stripped!r}", path=where, line=number)
+        if current is None:
+            raise UserError(f"entry_points.txt: entry {name} before any [group]", path=where, line=number)
+        if not _EP_VALUE.match(value):
+            raise UserError(f"entry_points.txt: [{current}] {name} = {value!r} is not an object reference "
+                            "(module:attr)", path=where, line=number)
+        if name in groups[current]:
+            raise UserError(f"entry_points.txt: [{current}] {name} is defined twice", path=where, line=number)
+        groups[current][name] = EntryPoint(current, name, value, number)
+    return groups
+
+
+def merge_entry_points(torch_text: str, backend_text: str, where: str | Path,
+                       backend_where: str | Path | None = None) -> str:
     """Add every group of the backend's ``entry_points.txt`` to torch's; return the merged text.
 
-    Torch's groups keep their order and entries; new groups follow in sorted order, entries sorted by name.
+    Both files are read by :func:`parse_entry_points` (``where`` names torch's in errors, ``backend_where`` the
+    backend's; default: ``where`` marked "(backend)"). Torch's groups keep their order and entries; new groups
+    follow in sorted order, entries sorted by name.
 
     Raises:
         UserError: either file does not parse, or the backend defines an entry point torch already has.
     """
-    torch_ep = _parse_entry_points(torch_text, where)
-    backend_ep = _parse_entry_points(backend_text, f"{where} (backend)")
-    merged: dict[str, dict[str, str]] = {g: dict(torch_ep[g]) for g in torch_ep.sections()}
-    for group in sorted(backend_ep.sections()):
+    backend_where = backend_where or f"{where} (backend)"
+    torch_ep = parse_entry_points(torch_text, where)
+    backend_ep = parse_entry_points(backend_text, backend_where)
+    merged: dict[str, dict[str, str]] = {g: {n: ep.value for n, ep in eps.items()} for g, eps in torch_ep.items()}
+    for group in sorted(backend_ep):
         target = merged.setdefault(group, {})
         for name in sorted(backend_ep[group]):
             if name in target:
-                raise UserError(f"entry point [{group}] {name} is defined by both torch and the backend", path=where)
-            target[name] = backend_ep[group][name]
+                raise UserError(f"entry point [{group}] {name} is defined by both torch and the backend",
+                                path=backend_where, line=backend_ep[group][name].line)
+            target[name] = backend_ep[group][name].value
     chunks = []
     for group, entries in merged.items():
         lines = [f"[{group}]"] + [f"{name} = {value}" for name, value in entries.items()]

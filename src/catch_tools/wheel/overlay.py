@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from catch_tools.errors import UserError
+from catch_tools.paths import cache_dir
 from catch_tools.pin import Pin
 from catch_tools.wheel import series as series_mod
 from catch_tools.wheel.inputs import BACKEND_PACKAGE, WheelInfo, backend_payload, check_upstream, open_wheel
@@ -211,16 +212,23 @@ def build_overlay(
 
     Raises:
         UserError: any bad input (see :mod:`catch_tools.wheel.inputs`, :mod:`catch_tools.wheel.record`), a native
-            patch (from the engine), an output that would need ZIP64, an output directory that is a file.
+            patch (from the engine), an output that would need ZIP64, an output directory that is a file or cannot be
+            written into, a cache directory (``verify_cache``) that is not a directory.
     """
     say = progress or (lambda _msg: None)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     version = pin.combined_version
+    if verify_cache:
+        cache_dir()  # a cache that cannot be used is refused before the output directory is made
     _make_output_dir(out_dir)
     remove_stale_partials(out_dir)
     final = out_dir / combined_filename(upstream_wheel.name, version)
-    work = Path(tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{os.getpid()}-", dir=out_dir))
+    try:
+        work = Path(tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{os.getpid()}-", dir=out_dir))
+    except OSError as err:
+        raise UserError(f"cannot write into the output directory (--out DIR): {err.strerror or err}",
+                        path=out_dir) from None
     partial = work / f"{final.name}.partial"
     # exit order: the pool (waits for the verification thread) closes before the readers it uses
     with contextlib.ExitStack() as cleanup:
@@ -318,6 +326,8 @@ def _write_dist_info(out: _Output, upstream: WheelInfo, backend: WheelInfo, new_
     prefix = f"{upstream.dist_info}/"
     where = f"{upstream.reader.path}!{upstream.dist_info}"
     backend_eps = backend.text("entry_points.txt")
+    eps_at = f"{upstream.reader.path}!{upstream.dist_info}/entry_points.txt"
+    backend_eps_at = f"{backend.reader.path}!{backend.dist_info}/entry_points.txt"
     have_eps = False
     for member in upstream.reader.members:
         if not member.name.startswith(prefix) or member.name.endswith("/"):
@@ -332,16 +342,16 @@ def _write_dist_info(out: _Output, upstream: WheelInfo, backend: WheelInfo, new_
             out.add(name, meta.encode("utf-8"), source=upstream.reader.path)
         elif rel == "entry_points.txt":
             have_eps = True
-            out.add(name, merge_entry_points(upstream.text(rel), backend_eps, where).encode("utf-8"),
-                    source=upstream.reader.path)
+            merged = merge_entry_points(upstream.text(rel), backend_eps, eps_at, backend_eps_at)
+            out.add(name, merged.encode("utf-8"), source=upstream.reader.path)
         elif rel == "top_level.txt":
             out.add(name, add_top_level(upstream.text(rel), BACKEND_PACKAGE).encode("utf-8"),
                     source=upstream.reader.path)
         else:
             out.copy(upstream, member.name, name)
     if not have_eps:
-        out.add(f"{new_di}/entry_points.txt", merge_entry_points("", backend_eps, where).encode("utf-8"),
-                source=backend.reader.path)
+        merged = merge_entry_points("", backend_eps, eps_at, backend_eps_at)
+        out.add(f"{new_di}/entry_points.txt", merged.encode("utf-8"), source=backend.reader.path)
 
 
 def _self_check(path: Path, out: _Output) -> None:
