@@ -28,6 +28,7 @@ from torch.utils._pytree import tree_map
 
 from torch_mlu import _C, mlu
 from torch_mlu.compile.debug_mode import debug_mode, tolerances
+from torch_mlu.compile.decompositions import decompositions
 from torch_mlu.compile.host_malloc import keep_host_buffers
 from torch_mlu.compile.kernels import CatchKernelPass, best_times, kernels_setting
 from torch_mlu.compile.report import GroupReport, publish
@@ -274,8 +275,6 @@ def adopt_outputs(
 def _inductor_compile(gm: GraphModule, example_inputs: list[Any], threads: int,
                       kernel_pass: CatchKernelPass) -> Callable[..., Any]:
     from torch._inductor.compile_fx import compile_fx
-
-    from torch_mlu.compile.backend import decompositions
 
     torch.set_num_threads(threads)
     # No FX graph cache: a cached graph would skip the post-grad passes, and with them the record of which Catch
