@@ -4,7 +4,7 @@
 """Plain ``torch.compile(model)`` (default Inductor) on mlu models, and ``torch.compile`` inside
 ``with torch.device("mlu")`` -- behaviours torch_openreg's test_compile.py checks for its backend.
 
-Before torch_mlu/compile/inductor.py, default Inductor failed with ``InductorError: KeyError: 'mlu'``; inside a
+Without torch_mlu/inductor/, default Inductor fails with ``InductorError: KeyError: 'mlu'``; inside a
 ``torch.device("mlu")`` block, ``backend="mlu"`` failed with ``FakeTensorDeviceMismatchError``. Oracle: the same
 model run eagerly on CPU.
 """
@@ -12,6 +12,9 @@ model run eagerly on CPU.
 from __future__ import annotations
 
 import copy
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -169,3 +172,32 @@ def test_default_inductor_trains_attention_like_cpu():
     assert loss.item() == pytest.approx(loss_ref.item(), rel=1e-5)
     for p_ref, p in zip(ref.parameters(), model.parameters(), strict=True):
         torch.testing.assert_close(p.grad.cpu(), p_ref.grad, rtol=1e-4, atol=1e-5)
+
+
+_CACHED_COMPILE = """
+import sys
+import torch, torch_mlu
+from torch._dynamo.utils import counters
+from torch_mlu.inductor import codegen
+if sys.argv[1] == "other":
+    codegen.CodegenVersion.uuid = lambda self: b"other code generators"
+torch.compile(lambda x: torch.sin(x) * 2 + 1)(torch.ones(8, device="mlu"))
+print(sorted(k for k in counters["inductor"] if k.startswith("fxgraph_cache_")))
+"""
+
+
+def test_fx_graph_cache_keys_mlu_graphs_by_the_code_generators(tmp_path):
+    """Inductor's FX graph cache holds the generated wrapper code, which imports ``torch_mlu.inductor.runtime``: a
+    graph is reused by the same code generators (a hit in a second process) and by no others (a miss once the
+    device pass's hash differs)."""
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path)}
+
+    def run(version: str) -> str:
+        proc = subprocess.run([sys.executable, "-c", _CACHED_COMPILE, version], capture_output=True, text=True,
+                              env=env, timeout=600, check=False)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip().splitlines()[-1]
+
+    assert run("this") == "['fxgraph_cache_miss']"
+    assert run("this") == "['fxgraph_cache_hit']"
+    assert run("other") == "['fxgraph_cache_miss']"

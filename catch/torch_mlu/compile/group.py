@@ -5,7 +5,7 @@
 Compiled mode hands the group to PyTorch Inductor for the CPU (``torch._inductor.compile_fx.compile_fx``: C++
 kernels with fused loops, extern BLAS/oneDNN calls for matmul and convolution), after swapping in Catch's own
 kernels where they apply (:mod:`torch_mlu.compile.kernels`), and runs the result on host views of
-the mlu inputs (``torch_mlu._C._host_args``, as :mod:`torch_mlu.compile.host_view` makes them), so kernels read device
+the mlu inputs (``torch_mlu._C._host_args``, as :mod:`torch_mlu.host_view` makes them), so kernels read device
 memory in place. The compiled code runs in the runtime's host-kernel mode (``torch_mlu._C._run_host_kernel``: the CPU
 allocator hands out blocks of the mlu caching allocator on the group's device), so its buffers -- outputs included --
 are device memory, and outputs become mlu tensors by adopting their blocks, without a copy. One compiled function is

@@ -8,6 +8,9 @@ and hands out *tagged* device addresses: the host address with the device number
 ``tensor.data_ptr()`` directly. The runtime's ``mapHost`` strips the tag; :func:`host_view` does the same and wraps
 the host memory in a CPU tensor with the same sizes, strides and storage offset, through the storage constructor
 PyTorch's Inductor uses for its CUDA graph trees (``torch._C._construct_storage_from_data_pointer``).
+
+Inductor's generated code for mlu runs its kernels on these views (:func:`torch_mlu.inductor.runtime.call_host`);
+fusion groups get theirs from the runtime in C++ (``torch_mlu._C._host_args``).
 """
 
 from __future__ import annotations
