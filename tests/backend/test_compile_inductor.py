@@ -174,6 +174,49 @@ def test_default_inductor_trains_attention_like_cpu():
         torch.testing.assert_close(p.grad.cpu(), p_ref.grad, rtol=1e-4, atol=1e-5)
 
 
+def test_generated_kernels_run_only_after_host_views_are_checked(monkeypatch):
+    """``call_host`` runs ``check_host_view`` before the first generated kernel of a process: with host views that
+    copy instead of aliasing device memory, the compiled code stops with the guard's error, and no kernel runs.
+    Oracle: the guard's documented message."""
+    from torch_mlu import host_view as host_view_module
+    from torch_mlu.inductor import runtime
+
+    monkeypatch.setattr(runtime, "_host_views_checked", False)
+    monkeypatch.setattr(host_view_module, "host_view", lambda t: t.cpu())
+
+    def add_sin(x: torch.Tensor) -> torch.Tensor:
+        return torch.sin(x) + 1
+
+    with pytest.raises(RuntimeError, match="host views do not write mlu memory"):
+        torch.compile(add_sin)(torch.ones(4, device="mlu"))
+    assert runtime._host_views_checked is False
+
+
+def test_host_views_pass_their_check_and_are_checked_once(monkeypatch):
+    from torch_mlu import host_view as host_view_module
+    from torch_mlu.inductor import runtime
+
+    real_check = host_view_module.check_host_view
+    checks: list[int] = []
+
+    def counted_check() -> None:
+        checks.append(1)
+        real_check()
+
+    monkeypatch.setattr(runtime, "_host_views_checked", False)
+    monkeypatch.setattr(host_view_module, "check_host_view", counted_check)
+    x = torch.arange(4, dtype=torch.float32, device="mlu")
+    out = torch.empty(4, device="mlu")
+
+    def kernel(src: torch.Tensor, dst: torch.Tensor) -> None:
+        dst.copy_(src * 2)
+
+    runtime.call_host(kernel, x, out)
+    runtime.call_host(kernel, x, out)
+    assert len(checks) == 1
+    assert out.cpu().tolist() == [0.0, 2.0, 4.0, 6.0]
+
+
 _CACHED_COMPILE = """
 import sys
 import torch, torch_mlu

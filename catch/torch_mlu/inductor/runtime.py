@@ -14,6 +14,7 @@ from torch_mlu import host_view as _host_view
 from torch_mlu import mlu
 
 _views = _host_view.HostViewCache()
+_host_views_checked = False
 
 
 def get_raw_stream(device_index: int) -> int:
@@ -26,7 +27,13 @@ def call_host(kernel: Callable[..., Any], *args: Any) -> Any:
     """Calls a generated CPU kernel with host views of its mlu tensor arguments (other arguments unchanged).
 
     Waits for the asynchronous work queued on the current queue of the arguments' device first (non-blocking copies).
+    The first call in a process runs :func:`torch_mlu.host_view.check_host_view` before any kernel gets a host view,
+    and raises its ``RuntimeError`` when host views do not alias device memory.
     """
+    global _host_views_checked
+    if not _host_views_checked:
+        _host_view.check_host_view()
+        _host_views_checked = True
     host = []
     synced = False
     for a in args:
