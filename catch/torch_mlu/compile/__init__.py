@@ -17,6 +17,7 @@ as an eager mlu kernel. Importing this package registers Dynamo's device interfa
 
 from __future__ import annotations
 
+from torch_mlu import fake_kernels  # noqa: F401  (the torch_mlu ops' fake kernels, for tracing the rewritten graphs)
 from torch_mlu.compile.backend import mlu_backend
 from torch_mlu.compile.debug_mode import MODE_ENV, MODES, debug_mode
 from torch_mlu.compile.errors import FuseConfigError

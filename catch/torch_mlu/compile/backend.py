@@ -42,8 +42,8 @@ class _SavedForBackwardPass(CustomGraphPass):
     """Inductor's ``joint_custom_post_pass`` for mlu graphs: what the forward saves for the backward. Attention keeps
     its probabilities (:func:`~torch_mlu.compile.saved_probs.keep_probs`) and erf's output is saved
     (:func:`~torch_mlu.compile.saved_erf.save_erf`), unless ``CATCH_FUSE_KERNELS`` is ``aten`` (read when the pass is
-    made). ``uuid`` hashes both modules and the setting, for Inductor's and AOTAutograd's caches
-    (``torch._inductor.custom_graph_pass``)."""
+    made). ``uuid`` hashes both modules, :mod:`torch_mlu.fake_kernels` (the layouts of the ops put in) and the
+    setting, for Inductor's and AOTAutograd's caches (``torch._inductor.custom_graph_pass``)."""
 
     def __init__(self) -> None:
         self.setting = kernels_setting()
@@ -59,9 +59,11 @@ class _SavedForBackwardPass(CustomGraphPass):
     def uuid(self) -> bytes:
         from torch._inductor.custom_graph_pass import get_hash_for_files
 
+        from torch_mlu import fake_kernels
         from torch_mlu.compile import saved_erf, saved_probs
 
-        return get_hash_for_files((saved_probs.__file__, saved_erf.__file__)) + self.setting.encode()
+        files = (saved_probs.__file__, saved_erf.__file__, fake_kernels.__file__)
+        return get_hash_for_files(files) + self.setting.encode()
 
 
 def _partition(gm: GraphModule, joint_inputs: Sequence[Any], **kwargs: Any) -> tuple[GraphModule, GraphModule]:
