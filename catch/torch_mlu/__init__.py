@@ -56,9 +56,9 @@ torch.utils.generate_methods_for_privateuse1_backend(
 )
 
 # Inductor's code generators for mlu, registered lazily when Inductor first lowers a graph (default torch.compile).
-from torch_mlu import _inductor_hooks  # noqa: E402
+from torch_mlu.inductor import lazy_registration  # noqa: E402
 
-_inductor_hooks.install(mlu)
+lazy_registration.install(mlu)
 
 # The "cncl" c10d backend for mlu tensors (torch.distributed is already imported by `import torch`).
 if torch.distributed.is_available():

@@ -4,7 +4,7 @@
 """Plain ``torch.compile(model)`` (default Inductor) on mlu models, and ``torch.compile`` inside
 ``with torch.device("mlu")`` -- behaviours torch_openreg's test_compile.py checks for its backend.
 
-Before torch_mlu/compile/inductor.py, default Inductor failed with ``InductorError: KeyError: 'mlu'``; inside a
+Without torch_mlu/inductor/, default Inductor fails with ``InductorError: KeyError: 'mlu'``; inside a
 ``torch.device("mlu")`` block, ``backend="mlu"`` failed with ``FakeTensorDeviceMismatchError``. Oracle: the same
 model run eagerly on CPU.
 """
@@ -12,6 +12,9 @@ model run eagerly on CPU.
 from __future__ import annotations
 
 import copy
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -169,3 +172,75 @@ def test_default_inductor_trains_attention_like_cpu():
     assert loss.item() == pytest.approx(loss_ref.item(), rel=1e-5)
     for p_ref, p in zip(ref.parameters(), model.parameters(), strict=True):
         torch.testing.assert_close(p.grad.cpu(), p_ref.grad, rtol=1e-4, atol=1e-5)
+
+
+def test_generated_kernels_run_only_after_host_views_are_checked(monkeypatch):
+    """``call_host`` runs ``check_host_view`` before the first generated kernel of a process: with host views that
+    copy instead of aliasing device memory, the compiled code stops with the guard's error, and no kernel runs.
+    Oracle: the guard's documented message."""
+    from torch_mlu import host_view as host_view_module
+    from torch_mlu.inductor import runtime
+
+    monkeypatch.setattr(runtime, "_host_views_checked", False)
+    monkeypatch.setattr(host_view_module, "host_view", lambda t: t.cpu())
+
+    def add_sin(x: torch.Tensor) -> torch.Tensor:
+        return torch.sin(x) + 1
+
+    with pytest.raises(RuntimeError, match="host views do not write mlu memory"):
+        torch.compile(add_sin)(torch.ones(4, device="mlu"))
+    assert runtime._host_views_checked is False
+
+
+def test_host_views_pass_their_check_and_are_checked_once(monkeypatch):
+    from torch_mlu import host_view as host_view_module
+    from torch_mlu.inductor import runtime
+
+    real_check = host_view_module.check_host_view
+    checks: list[int] = []
+
+    def counted_check() -> None:
+        checks.append(1)
+        real_check()
+
+    monkeypatch.setattr(runtime, "_host_views_checked", False)
+    monkeypatch.setattr(host_view_module, "check_host_view", counted_check)
+    x = torch.arange(4, dtype=torch.float32, device="mlu")
+    out = torch.empty(4, device="mlu")
+
+    def kernel(src: torch.Tensor, dst: torch.Tensor) -> None:
+        dst.copy_(src * 2)
+
+    runtime.call_host(kernel, x, out)
+    runtime.call_host(kernel, x, out)
+    assert len(checks) == 1
+    assert out.cpu().tolist() == [0.0, 2.0, 4.0, 6.0]
+
+
+_CACHED_COMPILE = """
+import sys
+import torch, torch_mlu
+from torch._dynamo.utils import counters
+from torch_mlu.inductor import codegen
+if sys.argv[1] == "other":
+    codegen.CodegenVersion.uuid = lambda self: b"other code generators"
+torch.compile(lambda x: torch.sin(x) * 2 + 1)(torch.ones(8, device="mlu"))
+print(sorted(k for k in counters["inductor"] if k.startswith("fxgraph_cache_")))
+"""
+
+
+def test_fx_graph_cache_keys_mlu_graphs_by_the_code_generators(tmp_path):
+    """Inductor's FX graph cache holds the generated wrapper code, which imports ``torch_mlu.inductor.runtime``: a
+    graph is reused by the same code generators (a hit in a second process) and by no others (a miss once the
+    device pass's hash differs)."""
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path)}
+
+    def run(version: str) -> str:
+        proc = subprocess.run([sys.executable, "-c", _CACHED_COMPILE, version], capture_output=True, text=True,
+                              env=env, timeout=600, check=False)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip().splitlines()[-1]
+
+    assert run("this") == "['fxgraph_cache_miss']"
+    assert run("this") == "['fxgraph_cache_hit']"
+    assert run("other") == "['fxgraph_cache_miss']"

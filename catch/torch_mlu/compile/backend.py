@@ -4,7 +4,8 @@
 
 Dynamo hands the backend a Torch-level FX graph with fake example inputs. ``aot_module_simplified``
 (torch/_functorch/aot_autograd.py) traces it to functional ATen graphs -- one inference graph, or a forward and a
-backward graph when inputs require grad -- with Inductor's decomposition table and Inductor's partition function
+backward graph when inputs require grad -- with Inductor's decomposition table less the entries
+:mod:`torch_mlu.compile.decompositions` leaves out, and Inductor's partition function
 (its joint-graph passes, then the min-cut partitioner, or AOTAutograd's default one for graphs with relu's backward:
 see :func:`_partition`), and calls the compilers below on each; every graph is partitioned
 (:mod:`torch_mlu.compile.partition`) and run as an FX ``GraphModule`` whose fused submodules are fusion groups.
@@ -23,6 +24,7 @@ from torch._inductor.custom_graph_pass import CustomGraphPass
 from torch.fx import GraphModule
 
 from torch_mlu.compile.attention_pattern import fuse_attention, shield_softmax_over_other_dims
+from torch_mlu.compile.decompositions import decompositions
 from torch_mlu.compile.errors import FuseConfigError
 from torch_mlu.compile.kernels import kernels_setting
 from torch_mlu.compile.linear_gelu import fuse_linear_gelu
@@ -40,8 +42,8 @@ class _SavedForBackwardPass(CustomGraphPass):
     """Inductor's ``joint_custom_post_pass`` for mlu graphs: what the forward saves for the backward. Attention keeps
     its probabilities (:func:`~torch_mlu.compile.saved_probs.keep_probs`) and erf's output is saved
     (:func:`~torch_mlu.compile.saved_erf.save_erf`), unless ``CATCH_FUSE_KERNELS`` is ``aten`` (read when the pass is
-    made). ``uuid`` hashes both modules and the setting, for Inductor's and AOTAutograd's caches
-    (``torch._inductor.custom_graph_pass``)."""
+    made). ``uuid`` hashes both modules, :mod:`torch_mlu.fake_kernels` (the layouts of the ops put in) and the
+    setting, for Inductor's and AOTAutograd's caches (``torch._inductor.custom_graph_pass``)."""
 
     def __init__(self) -> None:
         self.setting = kernels_setting()
@@ -57,9 +59,11 @@ class _SavedForBackwardPass(CustomGraphPass):
     def uuid(self) -> bytes:
         from torch._inductor.custom_graph_pass import get_hash_for_files
 
+        from torch_mlu import fake_kernels
         from torch_mlu.compile import saved_erf, saved_probs
 
-        return get_hash_for_files((saved_probs.__file__, saved_erf.__file__)) + self.setting.encode()
+        files = (saved_probs.__file__, saved_erf.__file__, fake_kernels.__file__)
+        return get_hash_for_files(files) + self.setting.encode()
 
 
 def _partition(gm: GraphModule, joint_inputs: Sequence[Any], **kwargs: Any) -> tuple[GraphModule, GraphModule]:
@@ -85,25 +89,6 @@ def _partition(gm: GraphModule, joint_inputs: Sequence[Any], **kwargs: Any) -> t
     # and the backward takes erf's output from the forward.
     with config.patch(joint_custom_post_pass=_SavedForBackwardPass()):
         return partition_fn(gm, joint_inputs, **kwargs)
-
-
-# Inductor decompositions whose generated CPU code is slower than the ATen kernel the group then calls instead:
-# max_pool2d_with_indices_backward becomes a scatter_add over the pooled gradient (torch/_decomp/decompositions.py),
-# which Inductor's C++ backend emits as a serial loop of indirect `+=` stores, several times slower than ATen's kernel
-# (a tenth of the digits CNN's training step at 1 thread). Left undecomposed, the op is lowered by Inductor's own
-# max_pool2d_with_indices_backward lowering (a parallel gather over each input's pooling windows).
-# max_pool2d_with_indices becomes a window reduction into int8 offsets plus their conversion to int64 indices, emitted
-# as a scalar loop with a bounds check and a floor division per element (the slowest kernel of the digits CNN's
-# forward); left undecomposed, the post-grad pass hands it to Catch's kernel (torch_mlu.compile.kernels).
-_SLOW_DECOMPOSITIONS = ("aten.max_pool2d_with_indices_backward.default", "aten.max_pool2d_with_indices.default")
-
-
-def decompositions() -> dict[Any, Any]:
-    """Inductor's decomposition table (``torch._inductor.decomposition.select_decomp_table``) without the entries in
-    ``_SLOW_DECOMPOSITIONS``; used for the ATen graphs and again when a fusion group compiles."""
-    from torch._inductor.decomposition import select_decomp_table
-
-    return {op: fn for op, fn in select_decomp_table().items() if str(op) not in _SLOW_DECOMPOSITIONS}
 
 
 def _catch_kernels_wanted() -> bool:

@@ -5,7 +5,7 @@
 Compiled mode hands the group to PyTorch Inductor for the CPU (``torch._inductor.compile_fx.compile_fx``: C++
 kernels with fused loops, extern BLAS/oneDNN calls for matmul and convolution), after swapping in Catch's own
 kernels where they apply (:mod:`torch_mlu.compile.kernels`), and runs the result on host views of
-the mlu inputs (``torch_mlu._C._host_args``, as :mod:`torch_mlu.compile.host_view` makes them), so kernels read device
+the mlu inputs (``torch_mlu._C._host_args``, as :mod:`torch_mlu.host_view` makes them), so kernels read device
 memory in place. The compiled code runs in the runtime's host-kernel mode (``torch_mlu._C._run_host_kernel``: the CPU
 allocator hands out blocks of the mlu caching allocator on the group's device), so its buffers -- outputs included --
 are device memory, and outputs become mlu tensors by adopting their blocks, without a copy. One compiled function is
@@ -28,6 +28,7 @@ from torch.utils._pytree import tree_map
 
 from torch_mlu import _C, mlu
 from torch_mlu.compile.debug_mode import debug_mode, tolerances
+from torch_mlu.compile.decompositions import decompositions
 from torch_mlu.compile.host_malloc import keep_host_buffers
 from torch_mlu.compile.kernels import CatchKernelPass, best_times, kernels_setting
 from torch_mlu.compile.report import GroupReport, publish
@@ -274,8 +275,6 @@ def adopt_outputs(
 def _inductor_compile(gm: GraphModule, example_inputs: list[Any], threads: int,
                       kernel_pass: CatchKernelPass) -> Callable[..., Any]:
     from torch._inductor.compile_fx import compile_fx
-
-    from torch_mlu.compile.backend import decompositions
 
     torch.set_num_threads(threads)
     # No FX graph cache: a cached graph would skip the post-grad passes, and with them the record of which Catch

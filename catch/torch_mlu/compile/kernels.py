@@ -73,7 +73,7 @@ from torch._subclasses.fake_tensor import unset_fake_temporarily
 from torch.fx import Graph, Node
 from torch.utils._pytree import tree_map
 
-import torch_mlu  # noqa: F401  (loads torch_mlu._C, which defines the torch_mlu ops)
+from torch_mlu import fake_kernels
 from torch_mlu.compile.errors import FuseConfigError
 
 KERNELS_ENV = "CATCH_FUSE_KERNELS"
@@ -303,23 +303,6 @@ def use_catch_kernels(graph: Graph, setting: str = "catch", timer: Timer = best_
     return used
 
 
-@torch.library.register_fake("torch_mlu::max_pool2d_with_indices_backward")
-def _max_pool2d_backward_fake(grad_output: torch.Tensor, self: torch.Tensor, kernel_size: list[int],
-                              stride: list[int], padding: list[int], dilation: list[int], ceil_mode: bool,
-                              indices: torch.Tensor) -> torch.Tensor:
-    # ATen's meta kernel: the C++ kernel returns the same sizes and memory format
-    return _aten.max_pool2d_with_indices_backward.default(grad_output, self, kernel_size, stride, padding, dilation,
-                                                          ceil_mode, indices)
-
-
-@torch.library.register_fake("torch_mlu::max_pool2d_with_indices")
-def _max_pool2d_fake(self: torch.Tensor, kernel_size: list[int], stride: list[int] | None = None,
-                     padding: list[int] | int = 0, dilation: list[int] | int = 1,
-                     ceil_mode: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    # ATen's meta kernel: the sizes and the memory format (that of the input) the C++ kernel returns as well
-    return _aten.max_pool2d_with_indices.default(self, kernel_size, stride or [], padding, dilation, ceil_mode)
-
-
 # ATen op -> the torch_mlu op that compiled code calls instead (same arguments and result): Catch's kernel where it
 # applies, ATen's otherwise (catch/csrc/kernels/pool_kernels.cpp).
 ATEN_KERNELS = {
@@ -385,8 +368,8 @@ class CatchKernelPass(CustomGraphPass):
     ``*_with_probs`` attention ops that :mod:`torch_mlu.compile.saved_probs` put in, and ``measurements`` what was
     measured.
 
-    ``uuid`` hashes this file, so Inductor's FX graph cache keeps graphs compiled by another version of the pass
-    apart (``torch._inductor.custom_graph_pass``).
+    ``uuid`` hashes this file and :mod:`torch_mlu.fake_kernels` (the layouts the Catch ops return), so Inductor's FX
+    graph cache keeps graphs compiled by another version of the pass apart (``torch._inductor.custom_graph_pass``).
     """
 
     def __init__(self, setting: str = "auto", timer: Timer = best_times) -> None:
@@ -407,47 +390,4 @@ class CatchKernelPass(CustomGraphPass):
             self.used[op] = self.used.get(op, 0) + count
 
     def uuid(self) -> bytes:
-        return get_hash_for_files((__file__,)) + self.setting.encode()
-
-
-@torch.library.register_fake("torch_mlu::mm")
-def _mm_fake(self: torch.Tensor, mat2: torch.Tensor) -> torch.Tensor:
-    return _aten.mm.default(self, mat2)
-
-
-@torch.library.register_fake("torch_mlu::addmm")
-def _addmm_fake(bias: torch.Tensor, mat1: torch.Tensor, mat2: torch.Tensor, *, beta: float = 1,
-                alpha: float = 1) -> torch.Tensor:
-    return _aten.addmm.default(bias, mat1, mat2, beta=beta, alpha=alpha)
-
-
-@torch.library.register_fake("torch_mlu::convolution")
-def _convolution_fake(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride: list[int],
-                      padding: list[int], dilation: list[int], transposed: bool, output_padding: list[int],
-                      groups: int) -> torch.Tensor:
-    # ATen's meta kernel: for the inputs the direct kernel takes (contiguous NCHW) ATen's result is contiguous too
-    return _aten.convolution.default(input, weight, bias, stride, padding, dilation, transposed, output_padding,
-                                     groups)
-
-
-@torch.library.register_fake("torch_mlu::convolution_backward")
-def _convolution_backward_fake(grad_output: torch.Tensor, input: torch.Tensor, weight: torch.Tensor,
-                               bias_sizes: list[int] | None, stride: list[int], padding: list[int],
-                               dilation: list[int], transposed: bool, output_padding: list[int], groups: int,
-                               output_mask: list[bool]) -> tuple[torch.Tensor | None, ...]:
-    return _aten.convolution_backward.default(grad_output, input, weight, bias_sizes, stride, padding, dilation,
-                                              transposed, output_padding, groups, output_mask)
-
-
-@torch.library.register_fake("torch_mlu::attention")
-def _attention_fake(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, *,
-                    scale: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    # Same shapes, dtypes and strides as the flash op (the kernel allocates its results that way).
-    return FLASH(query, key, value, scale=scale)
-
-
-@torch.library.register_fake("torch_mlu::attention_backward")
-def _attention_backward_fake(grad_out: torch.Tensor, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
-                             out: torch.Tensor, logsumexp: torch.Tensor, *,
-                             scale: float | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    return FLASH_BACKWARD(grad_out, query, key, value, out, logsumexp, 0.0, False, scale=scale)
+        return get_hash_for_files((__file__, fake_kernels.__file__)) + self.setting.encode()

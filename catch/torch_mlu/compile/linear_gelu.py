@@ -91,11 +91,3 @@ def fuse_linear_gelu(gm: GraphModule) -> int:
         gm.graph.lint()
         gm.recompile()
     return rewritten
-
-
-@torch.library.register_fake("torch_mlu::linear_gelu")
-def _linear_gelu_fake(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
-                      derivative: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    # the C++ kernels return both results contiguous, the derivative empty without `derivative`
-    out = input.new_empty((*input.shape[:-1], weight.shape[0]))
-    return out, torch.empty_like(out) if derivative else input.new_empty((0,))

@@ -32,19 +32,15 @@ import torch
 from torch.fx import Graph, Node
 
 from torch_mlu.compile.kernels import FLASH, FLASH_BACKWARD, _arguments, replacement
+from torch_mlu.fake_kernels import ATTENTION_LANES, padded_to_lanes
 
 ATTENTION_WITH_PROBS = torch.ops.torch_mlu.attention_with_probs.default
 ATTENTION_BACKWARD_WITH_PROBS = torch.ops.torch_mlu.attention_backward_with_probs.default
 
 # Largest P kept per attention call. Beyond it the memory of P (eager's cost too) outweighs a backward product.
 MAX_PROBS_BYTES = 16 << 20
-# The tiled kernels' vector width in floats, and their limit on L * S (catch/csrc/kernels/attention_kernels.cpp).
-_LANES = 16
+# The tiled kernels' limit on L * S (catch/csrc/kernels/attention_kernels.cpp).
 _MAX_SCORE_ELEMS = 1 << 22
-
-
-def _padded(n: int) -> int:
-    return (n + _LANES - 1) // _LANES * _LANES
 
 
 def _val(node: object) -> torch.Tensor | None:
@@ -72,9 +68,9 @@ def keeps_probs(forward: Node) -> bool:
     scale = args.get("scale")
     if scale is not None and scale <= 0:
         return False
-    if d % _LANES or dv % _LANES or lq * s > _MAX_SCORE_ELEMS or 0 in (b, h, lq, s, d, dv):
+    if d % ATTENTION_LANES or dv % ATTENTION_LANES or lq * s > _MAX_SCORE_ELEMS or 0 in (b, h, lq, s, d, dv):
         return False
-    return b * h * lq * _padded(s) * 4 <= MAX_PROBS_BYTES
+    return b * h * lq * padded_to_lanes(s) * 4 <= MAX_PROBS_BYTES
 
 
 def _getitems(node: Node) -> dict[int, Node]:
@@ -139,26 +135,3 @@ def keep_probs(graph: Graph) -> int:
         graph.erase_node(forward)
         rewritten += 1
     return rewritten
-
-
-def _probs_layout(query: torch.Tensor, s: int) -> torch.Tensor:
-    b, h, lq, _ = query.shape
-    return query.new_empty((b, h, lq, _padded(s))).narrow(3, 0, s)
-
-
-@torch.library.register_fake("torch_mlu::attention_with_probs")
-def _attention_with_probs_fake(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, *,
-                               scale: float | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    # out and logsumexp as the flash op lays them out (the kernel allocates them that way), P as _probs_layout
-    out, lse = FLASH(query, key, value, scale=scale)
-    return out, lse, _probs_layout(query, key.shape[2])
-
-
-@torch.library.register_fake("torch_mlu::attention_backward_with_probs")
-def _attention_backward_with_probs_fake(grad_out: torch.Tensor, query: torch.Tensor, key: torch.Tensor,
-                                        value: torch.Tensor, out: torch.Tensor, probs: torch.Tensor, *,
-                                        scale: float | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    # the flash backward's layouts, (B, L, H, *) in memory
-    b, h, lq, _ = query.shape
-    lse = query.new_empty((b, lq, h)).transpose(1, 2)
-    return FLASH_BACKWARD(grad_out, query, key, value, out, lse, 0.0, False, scale=scale)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import torch
 
-from torch_mlu.quantization import _fake  # noqa: F401  (fake kernels for torch.compile tracing)
+from torch_mlu import fake_kernels  # noqa: F401  (fake kernels for torch.compile tracing)
 
 # torch quantized dtypes -> the integer dtype that stores them
 _STORAGE = {torch.quint8: torch.uint8, torch.qint8: torch.int8, torch.uint8: torch.uint8, torch.int8: torch.int8}

@@ -15,6 +15,7 @@ import torch
 from torch._dynamo.device_interface import DeviceInterface, register_interface_for_device
 
 from torch_mlu import mlu
+from torch_mlu.inductor import runtime
 
 _worker_device: dict[str, int] = {}
 
@@ -82,10 +83,7 @@ class MluInterface(DeviceInterface):
     def _set_stream_by_id(stream_id: int, device_index: int, device_type: int) -> None:
         mlu.set_stream(mlu.Stream(stream_id=stream_id, device_index=device_index, device_type=device_type))
 
-    @staticmethod
-    def get_raw_stream(device_idx: int) -> int:
-        """The queue id of the current stream of ``device_idx`` (``torch.Stream.stream_id``)."""
-        return int(mlu.current_stream(device_idx).stream_id)
+    get_raw_stream = staticmethod(runtime.get_raw_stream)  # type: ignore[assignment]
 
     @classmethod
     def get_device_properties(cls, device: torch.types.Device = None) -> Any:

@@ -8,6 +8,10 @@ and hands out *tagged* device addresses: the host address with the device number
 ``tensor.data_ptr()`` directly. The runtime's ``mapHost`` strips the tag; :func:`host_view` does the same and wraps
 the host memory in a CPU tensor with the same sizes, strides and storage offset, through the storage constructor
 PyTorch's Inductor uses for its CUDA graph trees (``torch._C._construct_storage_from_data_pointer``).
+
+Inductor's generated code for mlu runs its kernels on these views (:func:`torch_mlu.inductor.runtime.call_host`,
+which runs :func:`check_host_view` once first); fusion groups get theirs from the runtime in C++
+(``torch_mlu._C._host_args``).
 """
 
 from __future__ import annotations
@@ -59,13 +63,14 @@ class HostViewCache:
 def check_host_view() -> None:
     """Checks that :func:`host_view` reads and writes device memory (the runtime's tag scheme is as assumed).
 
-    Raises ``RuntimeError`` naming the mismatch when it does not, so compiled fusion groups are never run on
-    misread memory.
+    Raises ``RuntimeError`` naming the mismatch when it does not, so generated kernels are never run on misread
+    memory: :func:`torch_mlu.inductor.runtime.call_host` runs it before the first kernel of a process. Allocates an
+    8-element float32 tensor on the current mlu device.
     """
     probe = torch.arange(8, dtype=torch.float32, device="mlu")
     view = host_view(probe)
     if not torch.equal(view, torch.arange(8, dtype=torch.float32)):
-        raise RuntimeError("torch_mlu.compile: host views do not read mlu memory (device address tag scheme changed)")
+        raise RuntimeError("torch_mlu: host views do not read mlu memory (device address tag scheme changed)")
     view.mul_(2)
     if not torch.equal(probe.cpu(), torch.arange(0, 16, 2, dtype=torch.float32)):
-        raise RuntimeError("torch_mlu.compile: host views do not write mlu memory (device address tag scheme changed)")
+        raise RuntimeError("torch_mlu: host views do not write mlu memory (device address tag scheme changed)")
