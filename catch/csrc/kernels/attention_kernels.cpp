@@ -486,7 +486,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> attention_backward(const at::Tens
 // backward starts from it instead of forming the scores and their exp again (one product of five, and the exp pass).
 
 // P's layout: (B, H, L, S) in rows of whole vectors, (B, H, L, sp) contiguous narrowed to S columns; the fake kernel
-// (torch_mlu/compile/saved_probs.py) allocates the same.
+// (torch_mlu/fake_kernels.py) allocates the same.
 at::Tensor probs_like(const at::Tensor& q, int64_t s) {
   return at::empty({q.size(0), q.size(1), q.size(2), whole_vectors(s)}, q.options()).narrow(3, 0, s);
 }
