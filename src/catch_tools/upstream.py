@@ -213,7 +213,8 @@ def extract_python_tree(wheel: Path, dest: Path) -> str | None:
         if nested_git is not None:  # git refuses to add a nested repository's files; never write one into ours
             raise UserError(f"wheel member {nested_git} is inside a .git directory: not a release's source file",
                             path=wheel)
-        unpack_members(reader, members, Unpacker(dest))
+        # default modes: the release's commit must not depend on the wheel's mode bits (reproducible commit ids)
+        unpack_members(reader, members, Unpacker(dest), keep_modes=False)
         version_py = reader.get("torch/version.py")
         if version_py is None:
             return None

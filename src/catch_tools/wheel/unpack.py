@@ -94,13 +94,15 @@ class Unpacker:
         return True
 
 
-def unpack_members(reader: RawZipReader, members: Iterable[RawMember], unpacker: Unpacker, threads: int = 2) -> None:
+def unpack_members(reader: RawZipReader, members: Iterable[RawMember], unpacker: Unpacker, threads: int = 2, *,
+                   keep_modes: bool = True) -> None:
     """Write ``members`` of ``reader`` through ``unpacker``, largest first on ``threads`` threads (zlib and the
-    digest release the GIL); executable and other Unix modes recorded in the archive are kept."""
+    digest release the GIL); with ``keep_modes`` the Unix modes recorded in the archive (executable bits) are kept,
+    else every file gets the default mode."""
     todo = sorted(members, key=lambda m: -m.file_size)
 
     def one(member: RawMember) -> None:
-        unpacker.write(member.name, reader.read(member), (member.external_attr >> 16) & 0o777)
+        unpacker.write(member.name, reader.read(member), (member.external_attr >> 16) & 0o777 if keep_modes else 0)
 
     with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
         list(pool.map(one, todo))
