@@ -279,3 +279,12 @@ def test_upstream_tree_refuses_a_member_inside_dot_git(tmp_path: Path) -> None:
     with pytest.raises(UserError, match=r"inside a \.git directory"):
         extract_python_tree(wheel, dest)
     assert tree_checksum(dest) == {}
+
+
+def test_upstream_tree_files_get_default_modes(tmp_path: Path) -> None:
+    """A release's commit id must not depend on the wheel's mode bits: an executable member is written 0644."""
+    wheel = zip_with(tmp_path / "w.whl", [("torch/__init__.py", b"", REG), ("torch/run.py", b"", stat.S_IFREG | 0o755)])
+    dest = tmp_path / "dest"
+    extract_python_tree(wheel, dest)
+    assert {p.name: stat.S_IMODE(p.stat().st_mode) & 0o111 for p in (dest / "torch").iterdir()} == \
+        {"__init__.py": 0, "run.py": 0}
