@@ -12,7 +12,7 @@ for the backward: ``torch_mlu.compile.saved_probs``) and ``aten._scaled_dot_prod
 prints the median milliseconds and the ratios Catch / flash.
 Heads whose dims are whole 16-float vectors (all of the shapes below) run on Catch's register-tiled path at any
 size. Other heads below the GEMM path's thresholds (``kMinHeadMacsForward`` / ``kMinHeadMacsBackward`` in
-``catch/csrc/kernels/attention_kernels.cpp``) are routed to flash by the kernel itself, so their ratio is about 1.
+``catch/csrc/kernels/attention.cpp``) are routed to flash by the kernel itself, so their ratio is about 1.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Usage: python benchmarks/bench_conv.py [--reps N] [--threads N]
 For each layer (batch, in channels, height, width, out channels, kernel, padding; stride 1) it times
 ``torch.ops.torch_mlu.convolution`` / ``convolution_backward`` (all three gradients) against ``aten.convolution`` /
 ``convolution_backward`` on the same seeded float32 CPU tensors, interleaved, and prints the median milliseconds and
-the ratios Catch / ATen. The op picks its kernel by the layer (``catch/csrc/kernels/conv_kernels.cpp``), named in the
+the ratios Catch / ATen. The op picks its kernel by the layer (``catch/csrc/kernels/conv.cpp``), named in the
 table: Winograd F(2x2, 3x3) for 3x3 kernels with padding up to 2 and more than 32 input taps, im2col products for
 the others; the direct kernel (a first layer's forward) is the one in the first row.
 """
@@ -32,7 +32,7 @@ LAYERS = [(64, 1, 8, 8, 16, 3, 1), (64, 16, 8, 8, 32, 3, 1), (64, 16, 8, 8, 32, 
 
 
 def kernel_name(cin: int, k: int, padding: int) -> str:
-    """Which of Catch's kernels the layer's forward runs on (the rule of conv_kernels.cpp)."""
+    """Which of Catch's kernels the layer's forward runs on (the rule of conv.cpp)."""
     if cin * k * k <= 32:
         return "direct"
     return "winograd" if k == 3 and padding <= 2 else "im2col"

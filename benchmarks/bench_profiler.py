@@ -7,8 +7,8 @@ Usage: python benchmarks/bench_profiler.py [--steps N]
 
 Runs the digits CNN (examples/train_digits.py, real scikit-learn digits) on mlu and profiles one training step two
 ways: ``torch.profiler.profile(activities=[CPU, PrivateUse1])`` (Kineto; mlu kernels reported by our activity
-profiler, catch/csrc/aten/kineto_profiler.cpp) and ``torch.autograd.profiler.profile(use_device="mlu",
-use_kineto=False)`` (PyTorch's legacy PrivateUse1 device-time path, catch/csrc/aten/profiler_stubs.cpp). For each it
+profiler, catch/csrc/profiler/kineto.cpp) and ``torch.autograd.profiler.profile(use_device="mlu",
+use_kineto=False)`` (PyTorch's legacy PrivateUse1 device-time path, catch/csrc/profiler/stubs.cpp). For each it
 prints the table of top ops by device time, checks every device time is >= 0, and prints the ratio of the profiled to
 the unprofiled step time, all measured in this run (best of ``--steps`` steps each) with the load average. Target:
 <= 2x.

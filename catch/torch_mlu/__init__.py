@@ -32,12 +32,14 @@ import sys  # noqa: E402
 
 import torch  # noqa: E402
 
-from torch_mlu import _C, backends, mlu, optim  # noqa: E402
+# _C registers the device (guard, allocator, hooks, static kernels) as it loads; optim registers its op.
+from torch_mlu import _C, backends, mlu, optim  # noqa: E402,F401
 from torch_mlu._version import __version__  # noqa: E402
 
 __all__ = ["__version__", "mlu"]
 
-_C._init()
+# The device itself initializes lazily, at its first use (torch.mlu._lazy_init).
+
 # Backward of mlu tensors runs on the thread that calls it, as for CPU tensors, not on the autograd engine's mlu
 # device thread: device kernels run synchronously on the calling thread, so a device thread buys no overlap, and it
 # costs two thread hand-offs per backward plus a second OpenMP team whose spinning workers compete with the first

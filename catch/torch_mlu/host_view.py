@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Zero-copy CPU views of ``mlu`` tensors, so code compiled for the CPU can run on device memory.
 
-The emulated MLU runtime (``catch/csrc/runtime/mlu_runtime.cpp``) backs every device allocation with host memory
+The emulated MLU runtime (``catch/csrc/runtime/memory.cpp``) backs every device allocation with host memory
 and hands out *tagged* device addresses: the host address with the device number + 1 in bits 56..63
 (``kTagShift = 56``). Dereferencing a device address faults, which is why compiled CPU kernels cannot take
 ``tensor.data_ptr()`` directly. The runtime's ``mapHost`` strips the tag; :func:`host_view` does the same and wraps
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import torch
 
-# Bits 56..63 of a device address hold the device tag (mlu_runtime.cpp: kTagShift, kAddrMask).
+# Bits 56..63 of a device address hold the device tag (catch/csrc/runtime/registry.h: kTagShift, kAddrMask).
 _TAG_SHIFT = 56
 _HOST_MASK = (1 << _TAG_SHIFT) - 1
 _CPU = torch.device("cpu")

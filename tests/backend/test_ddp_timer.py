@@ -1,7 +1,7 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""DDP on mlu collects its runtime statistics, as on CPU and CUDA (catch/csrc/aten/ddp_timer.cpp registers a
+"""DDP on mlu collects its runtime statistics, as on CPU and CUDA (catch/csrc/distributed/ddp_timer.cpp registers a
 c10d Timer for PrivateUse1). Without it c10d warned "Time stats are currently only collected for CPU and CUDA
 devices" and DDP's logging data had no forward/backward times. One rank over ``cncl`` on loopback.
 """

@@ -59,7 +59,7 @@ def test_warns_once_per_op():
     assert lines[1] == "['aten::bucketize.Tensor', 'aten::histc']"
     assert lines[2] == "3"
     # the message a user reads names the source relative to the project, not the build machine's directory
-    assert "make it an error. (Triggered internally at catch/csrc/kernels/" in lines[3], lines[3]
+    assert "make it an error. (Triggered internally at catch/csrc/ops/" in lines[3], lines[3]
     assert str(REPO) not in lines[3]
 
 

@@ -5,7 +5,7 @@
 
 On cuda, ``Module._apply`` converts parameters in place (``param.data = ...``) because
 ``torch._has_compatible_shallow_copy_type(cpu, cuda)`` is True; an optimizer built before ``.to()`` therefore keeps
-training the model. Without the mlu kernel for that op (catch/csrc/kernels/shallow_copy.cpp) every Parameter is
+training the model. Without the mlu kernel for that op (catch/csrc/ops/shallow_copy.cpp) every Parameter is
 replaced: the optimizer silently updates stale CPU tensors and tied weights untie. The oracle is a CPU run of the
 same model with the same seed, step by step.
 """

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """PyTorch's profiler with ``use_device="mlu"`` measures device time (torch_openreg's test_profiler.py checks the
-same surface): ops get device time from timing notifiers (catch/csrc/aten/profiler_stubs.cpp), every time is
+same surface): ops get device time from timing notifiers (catch/csrc/profiler/stubs.cpp), every time is
 >= 0, and PyTorch's "PrivateUse1 used in profiler but not enabled" message is gone.
 """
 
@@ -71,7 +71,7 @@ KINETO_SCRIPT = textwrap.dedent("""
 def test_kineto_profiler_records_mlu_kernels():
     """torch.profiler with ProfilerActivity.PrivateUse1 (Kineto): our registered activity profiler reports each device
     kernel, linked to its op (device time, >= 0), in the table and the Chrome trace; a CPU-only profile has none, as
-    with cuda (catch/csrc/aten/kineto_profiler.cpp)."""
+    with cuda (catch/csrc/profiler/kineto.cpp)."""
     r = run_python(KINETO_SCRIPT, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     out = {}

@@ -4,7 +4,7 @@
 """nn.LSTM / GRU / LSTMCell / GRUCell on mlu (torch_openreg's test_rnn.py covers the same modules).
 
 ATen sends mlu (PrivateUse1) cells through the fused-cell ops ``_thnn_fused_lstm_cell`` / ``_thnn_fused_gru_cell``,
-which upstream implements for CUDA only; catch/csrc/kernels/rnn_kernels.cpp gives them mlu kernels. Oracles: the
+which upstream implements for CUDA only; catch/csrc/kernels/rnn.cpp gives them mlu kernels. Oracles: the
 same module on CPU (outputs, input and parameter gradients) and ``torch.autograd.gradcheck`` (finite differences)
 for the hand-written backwards.
 """

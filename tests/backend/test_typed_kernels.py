@@ -1,7 +1,7 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""The typed device kernels of add, sub, mul and div (.Tensor and in-place; catch/csrc/kernels/device_kernels.cpp)
+"""The typed device kernels of add, sub, mul and div (.Tensor and in-place; catch/csrc/ops/typed_kernels.cpp)
 give the CPU's results, dtypes and errors (the oracle: the same call on CPU tensors; device errors: CUDA's message).
 
 ``torch_mlu._C._typed_kernel_calls()`` counts the calls of this thread that took the typed common path, so each test

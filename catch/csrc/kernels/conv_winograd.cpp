@@ -18,7 +18,7 @@
 //   dL/dU_ξ = Σ_blocks (A dY Aᵀ)_ξ V_ξ  (cout x cin per ξ),   dL/dg = Gᵀ (dL/dU) G.
 //
 // The input gradient is a forward convolution (of grad_out, with the weights flipped and transposed), so
-// conv_kernels.cpp calls forward() for it.
+// conv.cpp calls forward() for it.
 #include "conv_winograd.h"
 
 #include <ATen/Parallel.h>

@@ -3,7 +3,7 @@
 //
 // 3x3 convolutions (stride 1, dilation 1) by Winograd's minimal filtering F(2x2, 3x3) (Lavin and Gray, "Fast
 // Algorithms for Convolutional Neural Networks", 2016): each 2x2 block of outputs from a 4x4 block of the padded
-// input in 16 multiplies per channel pair instead of 36. For conv_kernels.cpp, which calls it for float32,
+// input in 16 multiplies per channel pair instead of 36. For conv.cpp, which calls it for float32,
 // contiguous NCHW tensors.
 //
 // Work is split into tasks of about 64 output blocks: whole small images, or bands of block rows of a large one, so

@@ -3,7 +3,7 @@
 //
 // CATCH_ISA_CLONES: a function built three times, for x86-64-v4 (AVX-512), x86-64-v3 (AVX2) and the baseline ISA,
 // the best one picked at load time (GCC target_clones). For the loops on GCC vector extensions in Catch's kernels
-// (attention_kernels.cpp, pool_kernels.cpp); elsewhere (other compilers, other architectures) one plain build.
+// (attention_rows.cpp, pool.cpp, ...); elsewhere (other compilers, other architectures) one plain build.
 #pragma once
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)

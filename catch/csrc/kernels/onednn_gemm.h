@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2026 Catch Developers
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// float32 GEMM on oneDNN for Catch's compiled-group kernels (attention_kernels.cpp, gemm_kernels.cpp).
+// float32 GEMM on oneDNN for Catch's compiled-group kernels (attention.cpp, gemm.cpp).
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // 16-float vectors on GCC vector extensions, and the register-tiled matrix product built on them, shared by Catch's
-// attention and GEMM kernels (attention_kernels.cpp, gemm_kernels.cpp). Everything here is inlined into functions
+// attention and GEMM kernels (attention_tiled.cpp, gemm.cpp, conv_gemm.cpp). Everything here is inlined into functions
 // built per ISA with CATCH_ISA_CLONES (isa_clones.h), so the same source runs as AVX-512, AVX2 or baseline code.
 #pragma once
 

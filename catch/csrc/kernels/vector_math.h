@@ -1,8 +1,8 @@
 // SPDX-FileCopyrightText: 2026 Catch Developers
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// Lane-wise float32 functions on the 16-float vectors of tiled_product.h: 2^x for softmax (attention_kernels.cpp)
-// and GELU for the epilogue of a linear layer's product (gemm_kernels.cpp). Always inlined into functions built per
+// Lane-wise float32 functions on the 16-float vectors of tiled_product.h: 2^x for softmax (attention_rows.cpp)
+// and GELU for the epilogue of a linear layer's product (gemm.cpp). Always inlined into functions built per
 // ISA with CATCH_ISA_CLONES.
 #pragma once
 

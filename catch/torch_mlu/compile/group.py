@@ -151,7 +151,7 @@ class FusionGroup(torch.nn.Module):
         return out
 
     def _run_compiled(self, args: Sequence[Any], device: torch.device) -> Any:
-        # One C++ call each way (torch_mlu._C._host_args / _run_host_kernel, catch/csrc/aten/module.cpp): the
+        # One C++ call each way (torch_mlu._C._host_args / _run_host_kernel, catch/csrc/python/host_kernel.cpp): the
         # queues' pending work, host views of the mlu inputs and the key of their geometry; then the compiled code
         # in host-kernel mode and its outputs adopted as mlu tensors (see adopt_outputs).
         host_args, key = _C._host_args(list(args))

@@ -3,7 +3,7 @@
 """Catch's own kernels inside compiled fusion groups: which ATen nodes of a group's graph they replace.
 
 Matrix products: ``aten.mm`` / ``aten.addmm`` become ``torch.ops.torch_mlu.mm`` / ``addmm``
-(``catch/csrc/kernels/gemm_kernels.cpp``): same arguments and result; float32 products whose right operand has
+(``catch/csrc/kernels/gemm.cpp``): same arguments and result; float32 products whose right operand has
 contiguous rows or columns (a linear layer's ``Wᵀ``, packed into rows first) run in Catch's register-tiled loops,
 addmm's bias starting the accumulators; other float32 products of at least 1 Mi multiply-adds on oneDNN, which uses
 AVX-512 where MKL's SGEMM (Inductor's extern call) takes its AVX2 path; the rest on ATen.
@@ -13,7 +13,7 @@ Attention: :mod:`torch_mlu.compile.attention_pattern` (on Dynamo's graph) and In
 into ``aten._scaled_dot_product_flash_attention_for_cpu`` and its backward, which
 :mod:`torch_mlu.compile.saved_probs` may turn into Catch's ops that keep P. ATen's CPU flash kernels tile over
 keys for long sequences; for short ones, ``torch.ops.torch_mlu.attention`` / ``attention_backward``
-(``catch/csrc/kernels/attention_kernels.cpp``) form each query row's scores against all keys at once instead, in
+(``catch/csrc/kernels/attention.cpp``) form each query row's scores against all keys at once instead, in
 register-tiled loops for head dims of whole 16-float vectors and as whole-matrix GEMMs on oneDNN otherwise. They
 take the same arguments and return the same results in the same memory layouts (the forward's output laid out like
 the query, as the flash op's), and fall back to the flash kernels themselves for what they do not handle (not
@@ -32,7 +32,7 @@ Dynamo's graph by :mod:`torch_mlu.compile.linear_gelu`, except with ``CATCH_FUSE
 with the kernels a group uses, not timed.
 
 Convolutions (float32, contiguous, stride and dilation 1, groups 1) become ``torch.ops.torch_mlu.convolution`` /
-``convolution_backward`` (``catch/csrc/kernels/conv_kernels.cpp``). Layers with few input taps (a first layer:
+``convolution_backward`` (``catch/csrc/kernels/conv.cpp``). Layers with few input taps (a first layer:
 ``Cin * kh * kw`` at most 32) run on direct kernels that keep output rows in vector registers through all taps, where
 oneDNN has almost no reduction to block over (the digits CNN's 1->16 3x3 layer: under half oneDNN's time, forward
 and weight gradient, 2 threads); other 3x3 layers on Winograd's F(2x2, 3x3), with 16 multiplies per four outputs and
@@ -41,7 +41,7 @@ im2col products on the register-tiled loops.
 
 The same pass keeps some ops as extern calls where Inductor's own code for the op is slower (:data:`ATEN_KERNELS`):
 it swaps the node for a ``torch_mlu`` op of the same schema, which Inductor cannot look into, and which runs Catch's
-kernel where it applies (``catch/csrc/kernels/pool_kernels.cpp``) and ATen's otherwise. ``max_pool2d_with_indices``:
+kernel where it applies (``catch/csrc/kernels/pool.cpp``) and ATen's otherwise. ``max_pool2d_with_indices``:
 Inductor's lowering ends in a scalar index loop, the slowest kernel of the digits CNN's forward, several times
 Catch's time. ``max_pool2d_with_indices_backward``: Inductor lowers it to a gather over each input's pooling windows
 whose C++ loop it cannot vectorize (integer floor divisions in the index), several times slower than ATen's kernel on
@@ -155,7 +155,7 @@ def replacement(node: Node) -> torch._ops.OpOverload | None:
 
 def _catch_convolution(node: Node) -> bool:
     """Whether ``aten.convolution`` / ``aten.convolution_backward`` ``node`` is one that Catch's kernels compute
-    (``catch/csrc/kernels/conv_kernels.cpp``): float32, contiguous 4-d input and weight, groups 1, stride 1,
+    (``catch/csrc/kernels/conv.cpp``): float32, contiguous 4-d input and weight, groups 1, stride 1,
     dilation 1, not transposed. The op picks its kernel per call: the direct one for at most 32 input taps
     (``Cin * kh * kw``: a first layer) and no input gradient, Winograd's for other 3x3 kernels with padding up to 2,
     the im2col products otherwise."""
@@ -304,7 +304,7 @@ def use_catch_kernels(graph: Graph, setting: str = "catch", timer: Timer = best_
 
 
 # ATen op -> the torch_mlu op that compiled code calls instead (same arguments and result): Catch's kernel where it
-# applies, ATen's otherwise (catch/csrc/kernels/pool_kernels.cpp).
+# applies, ATen's otherwise (catch/csrc/kernels/pool.cpp).
 ATEN_KERNELS = {
     _aten.max_pool2d_with_indices.default: torch.ops.torch_mlu.max_pool2d_with_indices.default,
     _aten.max_pool2d_with_indices_backward.default: torch.ops.torch_mlu.max_pool2d_with_indices_backward.default,

@@ -5,7 +5,7 @@
 ``F.gelu(F.linear(x, w, b))`` (``nn.Linear`` then ``nn.GELU()``, the MLP of most transformers) compiles to a matrix
 product and then a pass of Inductor's C++ over its result: the bias add, erf (ATen's vectorized formula: a division
 and Sleef's exp per vector) and, in training graphs, also GELU's derivative for the backward, with a second exp.
-``torch_mlu::linear_gelu(input, weight, bias, derivative)`` (``catch/csrc/kernels/gemm_kernels.cpp``) computes
+``torch_mlu::linear_gelu(input, weight, bias, derivative)`` (``catch/csrc/kernels/gemm.cpp``) computes
 GELU on each register tile of the product as it leaves the registers, and the derivative from the same exp.
 On the transformer block of ``benchmarks/bench_compile.py`` (512 x 64 -> 256, 2 threads) the GELU adds less to the
 product, with or without the derivative, than a separate pass takes, and compiled inference and training step each

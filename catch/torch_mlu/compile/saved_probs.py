@@ -39,7 +39,7 @@ ATTENTION_BACKWARD_WITH_PROBS = torch.ops.torch_mlu.attention_backward_with_prob
 
 # Largest P kept per attention call. Beyond it the memory of P (eager's cost too) outweighs a backward product.
 MAX_PROBS_BYTES = 16 << 20
-# The tiled kernels' limit on L * S (catch/csrc/kernels/attention_kernels.cpp).
+# The tiled kernels' limit on L * S (catch/csrc/kernels/attention.cpp).
 _MAX_SCORE_ELEMS = 1 << 22
 
 

@@ -161,52 +161,74 @@ def device_count() -> int:
 
 
 def is_initialized() -> bool:
-    """The emulated runtime initializes on import; always True (``torch.cuda.is_initialized`` analogue)."""
-    return True
+    """Whether the device is initialized in this process (``torch.cuda.is_initialized``): False after ``import torch``,
+    True once :func:`_lazy_init` ran (the first mlu tensor, :func:`init`, a device query that initializes as CUDA's
+    does), and False again in a child forked after that (where :func:`_lazy_init` raises)."""
+    return _device_initialized and not _C._is_in_bad_fork()
 
 
 def init() -> None:
-    """Initialize the device state (``torch.cuda.init``): runs the calls :func:`_lazy_call` queued."""
+    """Initialize the device state (``torch.cuda.init``): see :func:`_lazy_init`."""
     _lazy_init()
 
 
-# No private ``_initialized`` flag (torch.cuda's): PyTorch's checkpoint reads only that flag to decide whether to stash
-# a device's RNG state; patch 0002 of the series makes it ask the public is_initialized() of a PrivateUse1 device
-# module, and its test (tests/series/test_checkpoint.py) must keep failing on unpatched upstream (the proof gate).
+# The flag is not named ``_initialized`` (torch.cuda's): PyTorch's checkpoint reads only that flag to decide whether to
+# stash a device's RNG state; patch 0002 of the series makes it ask the public is_initialized() of a PrivateUse1
+# device module, and its test (tests/series/test_checkpoint.py) must keep failing on unpatched upstream (the proof
+# gate).
+_device_initialized = False
 _queued_calls: list[tuple[Callable[[], None], list[str]]] = []
 _initialization_lock = threading.Lock()
+_tls = threading.local()
 
 
 def _lazy_init() -> None:
-    """Called by PyTorch before the first mlu tensor of a process (``torch.utils`` device lazy init), and by
-    :func:`init`: runs the calls queued by :func:`_lazy_call` (the runtime itself initializes when torch_mlu is
-    imported).
+    """Initialize the device once per process, as ``torch.cuda._lazy_init`` does: called by PyTorch before the first
+    mlu tensor (``torch.utils`` device lazy init), by :func:`init` and by the device queries that initialize.
 
-    Registers the fork handler (so children forked from here on are poisoned, as with CUDA), and in such a child
-    raises CUDA's error: the runtime's queue worker threads do not survive fork, so device work there could hang.
+    Runs ``torch_mlu._C._init()`` (``MLUHooks::init`` through ``at::globalContext().lazyInitDevice``: the device
+    kernels' registration and the host-kernel allocator), registers the fork handler (so children forked from here on
+    are poisoned, as with CUDA), then runs the calls queued by :func:`_lazy_call`, once each. In a child forked after
+    initialization it raises CUDA's error: the runtime's queue worker threads do not survive fork, so device work
+    there could hang. Raises :class:`DeferredMluCallError` when a queued call fails.
     """
-    if _C._is_in_bad_fork():
-        raise RuntimeError("Cannot re-initialize MLU in forked subprocess. To use MLU with multiprocessing, you must "
-                           "use the 'spawn' start method")
-    _C._register_fork_handler()
+    global _device_initialized
+    if is_initialized() or hasattr(_tls, "is_initializing"):
+        return
     with _initialization_lock:
-        calls, _queued_calls[:] = list(_queued_calls), []
-    for call, where in calls:
+        if is_initialized():  # another thread initialized the device while this one waited for the lock
+            return
+        if _C._is_in_bad_fork():
+            raise RuntimeError("Cannot re-initialize MLU in forked subprocess. To use MLU with multiprocessing, you "
+                               "must use the 'spawn' start method")
+        _C._init()
+        _C._register_fork_handler()
+        # Queued calls may call _lazy_init (it returns at once) or _lazy_call (the call joins this loop).
+        _tls.is_initializing = True
         try:
-            call()
-        except Exception as e:
-            raise DeferredMluCallError(f"MLU call failed lazily at initialization with error: {e}\n\nMLU call was "
-                                       f"originally invoked at:\n\n{''.join(where)}") from e
+            for call, where in _queued_calls:
+                try:
+                    call()
+                except Exception as e:
+                    raise DeferredMluCallError(f"MLU call failed lazily at initialization with error: {e}\n\n"
+                                               f"MLU call was originally invoked at:\n\n{''.join(where)}") from e
+        finally:
+            del _tls.is_initializing
+        _queued_calls.clear()
+        _device_initialized = True
 
 
 def _lazy_call(callable: Callable[[], None], **kwargs: Any) -> None:
-    """Run ``callable`` now if the device is initialized (always, once torch_mlu is imported), else queue it for
-    :func:`_lazy_init` (``torch.cuda._lazy_call``; DeepSpeed's accelerator seeds through it)."""
-    if is_initialized():
-        callable()
-    else:
-        with _initialization_lock:
+    """Run ``callable`` now if the device is initialized, else queue it for :func:`_lazy_init`
+    (``torch.cuda._lazy_call``; DeepSpeed's accelerator seeds through it)."""
+    if hasattr(_tls, "is_initializing"):  # queued by a queued call: it runs later in the same initialization
+        _queued_calls.append((callable, traceback.format_stack()))
+        return
+    with _initialization_lock:
+        if not is_initialized():
             _queued_calls.append((callable, traceback.format_stack()))
+            return
+    callable()
 
 
 class DeferredMluCallError(Exception):
@@ -236,6 +258,7 @@ def check_error(res: int) -> None:
 def can_device_access_peer(device: torch.device | str | int, peer_device: torch.device | str | int) -> bool:
     """Whether ``device`` can read ``peer_device``'s memory directly: True for two valid devices (the emulated
     runtime copies between any devices)."""
+    _lazy_init()
     a, b = _get_device_index(device), _get_device_index(peer_device)
     for i in (a, b):
         if not 0 <= i < device_count():
@@ -299,7 +322,8 @@ def _is_in_bad_fork() -> bool:
 
 
 def current_device() -> int:
-    """Index of the current mlu device of this thread."""
+    """Index of the current mlu device of this thread (initializes the device, as ``torch.cuda.current_device``)."""
+    _lazy_init()
     return _C.current_device()
 
 
@@ -307,6 +331,7 @@ def set_device(device: torch.device | str | int) -> None:
     """Set the current device. Raises RuntimeError for an index outside ``[0, device_count())``."""
     idx = _get_device_index(device)
     if idx >= 0:
+        _lazy_init()
         _C.set_device(idx)
 
 
@@ -318,6 +343,8 @@ class device:
         self.prev_idx = -1
 
     def __enter__(self) -> None:
+        if self.idx >= 0:
+            _lazy_init()
         self.prev_idx = _C.exchange_device(self.idx)
 
     def __exit__(self, *exc: object) -> None:
@@ -333,6 +360,7 @@ class device_of(device):
 
 def synchronize(device: torch.device | str | int | None = None) -> None:
     """Wait for all queues of ``device`` (default: current) to finish their work."""
+    _lazy_init()
     _C.synchronize(_get_device_index(device, optional=True))
 
 
@@ -358,6 +386,7 @@ class _MLUDeviceProperties:
 
 
 def _get_device_properties_checked(device: torch.device | str | int | None) -> int:
+    _lazy_init()
     idx = _get_device_index(device, optional=True)
     if not 0 <= idx < device_count():
         raise AssertionError("Invalid device id")
@@ -402,7 +431,9 @@ def set_fallback_strict(strict: bool) -> None:
 
 
 def device_kernel_ops() -> list[str]:
-    """Ops that run as mlu device kernels (the rest of the PrivateUse1 ops fall back to the CPU)."""
+    """Ops that run as mlu device kernels (the rest of the PrivateUse1 ops fall back to the CPU); initializes the
+    device, which registers them."""
+    _lazy_init()
     return list(_C.device_op_names())
 
 

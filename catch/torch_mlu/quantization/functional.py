@@ -1,6 +1,6 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Python entry points of the native int8 kernels (``torch.ops.torch_mlu.*``, catch/csrc/kernels/quantized_kernels.cpp).
+"""Python entry points of the native int8 kernels (``torch.ops.torch_mlu.*``, catch/csrc/ops/quantized_ops.cpp).
 
 Quantized values are plain ``torch.uint8`` / ``torch.int8`` tensors (not PyTorch quantized tensors): the ``mlu``
 device has no quantized tensor type, exactly as in the cnml flow, where only the conv/linear kernels see int8 data.

@@ -34,7 +34,7 @@ def backend_build_command(catch_dir: Path, out_dir: Path) -> list[str]:
             "-w", str(out_dir)]
 
 
-#: A ninja status line: ``[12/40] Building CXX object CMakeFiles/_C.dir/csrc/kernels/device_kernels.cpp.o``.
+#: A ninja status line: ``[12/40] Building CXX object CMakeFiles/_C.dir/csrc/ops/device_kernel.cpp.o``.
 _NINJA_STEP = re.compile(r"^\[(\d+)/(\d+)\] (?:Building \w+ object \S*?\.dir/(\S+?)\.o$|(.*))")
 
 

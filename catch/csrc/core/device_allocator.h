@@ -1,0 +1,141 @@
+// SPDX-FileCopyrightText: 2026 Catch Developers
+// SPDX-License-Identifier: BSD-3-Clause
+
+// The caching device allocator of mlu (the c10::DeviceAllocator of PrivateUse1, set at load time).
+//
+// Caching: freed blocks stay reserved in a per-device pool keyed by size and are reused for requests of up to the
+// same size (a block is reused only if it is at most twice the rounded request). Sizes round up to 512 bytes, like
+// CUDA's allocator. On a runtime OutOfMemory the cache is released and the allocation retried once; if it still
+// fails, torch.OutOfMemoryError is raised with the allocator's numbers (as c10::cuda::CUDACachingAllocator does).
+// Statistics follow torch.cuda.memory's; the per-process fraction, memory history and private pools are the
+// controls of allocator_controls.h.
+#pragma once
+
+#include <c10/core/Allocator.h>
+#include <c10/core/CachingDeviceAllocator.h>
+#include <c10/core/Stream.h>
+#include <c10/util/flat_hash_map.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "../runtime/status.h"
+
+namespace torch_mlu {
+
+// Memory history (torch.cuda.memory._record_memory_history): `recorder` (may be null) captures the context of each
+// event (Python stack).
+using ContextRecorder = std::shared_ptr<c10::GatheredContext> (*)();
+
+struct BlockInfo {
+  int device;
+  uintptr_t addr;
+  size_t size;       // reserved bytes (one block per segment: the allocator does not split)
+  size_t requested;  // bytes asked for (0 when cached)
+  bool allocated;
+  int64_t stream;
+  std::shared_ptr<c10::GatheredContext> context;
+  int64_t pool;  // 0: default pool; else the MemPool id
+};
+
+struct TraceEntry {
+  const char* action;  // alloc, free_requested, free_completed, segment_alloc, segment_free, oom
+  uintptr_t addr;
+  size_t size;
+  int64_t stream;
+  int64_t time_us;
+  std::shared_ptr<c10::GatheredContext> context;
+};
+
+class MLUCachingAllocator final : public c10::DeviceAllocator {
+ public:
+  static constexpr int kMaxDevices = 16;
+
+  c10::DataPtr allocate(size_t n) override;
+  c10::DeleterFnPtr raw_deleter() const override;
+  void copy_data(void* dest, const void* src, std::size_t count) const override;
+  bool initialized() override;
+  void emptyCache(c10::MempoolId_t /*unused*/) override;
+  void recordStream(const c10::DataPtr& ptr, c10::Stream stream) override;
+  c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device) override;
+  void resetAccumulatedStats(c10::DeviceIndex device) override;
+  void resetPeakStats(c10::DeviceIndex device) override;
+  std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override;
+
+  // A block of at least `n` bytes on device `dev` (nullptr for 0), from the cache or the runtime.
+  void* alloc_block(int dev, size_t n);
+  // Takes back a block alloc_block handed out; false if `dptr` is not a live block of ours.
+  bool free_block(void* dptr);
+  // Frees pool `pool_id`'s cached blocks of device `dev` (0: the default pool).
+  void release_cached(int dev, int64_t pool_id = 0);
+  // True if `dptr` is a live block handed out by this allocator.
+  bool owns(const void* dptr);
+
+  // ---- controls and introspection (allocator_controls.h) ----
+  void set_fraction(double f, int dev);
+  double fraction(int dev);
+  void set_caching(bool on);
+  bool caching() const;
+  void set_history(bool enabled, ContextRecorder recorder, size_t max_entries, bool clear);
+  std::vector<BlockInfo> blocks();
+  std::vector<std::vector<TraceEntry>> traces();
+  int64_t create_pool(bool use_on_oom);
+  // The pool's cached blocks go back to the runtime; its blocks still in use follow when freed.
+  void release_pool(int64_t id);
+  // Makes pool `id` (0: default) serve this thread's allocations on `device`; returns the previous (id, device).
+  static std::pair<int64_t, int> exchange_thread_pool(int64_t id, int device);
+
+  // The deleter of the DataPtrs allocate() hands out (context: the device address).
+  static void delete_device_ptr(void* ctx);
+
+ private:
+  struct Block {
+    void* dptr;
+    size_t size;       // reserved bytes
+    size_t requested;  // bytes asked for
+    int device;
+    c10::StreamId stream;
+    std::vector<c10::Stream> used_on;  // recordStream
+    std::shared_ptr<c10::GatheredContext> context;  // where it was allocated (memory history on)
+    int64_t pool;  // 0: the device's default pool; else a MemPool id
+  };
+  // Free blocks of one device by reserved size; a size's vector stays in the map when it empties, so the steady
+  // state of a training loop (the same sizes freed and taken again) allocates no map or list nodes.
+  using Pool = std::map<size_t, std::vector<Block*>>;
+
+  // Runtime malloc within the per-process fraction (caller holds mu_): a request above the allowed reserved
+  // bytes fails like a runtime OutOfMemory.
+  catch_rt::Status malloc_within_fraction(int dev, size_t size, void** p);
+  // Caller holds mu_.
+  void trace(int dev, const char* action, uintptr_t addr, size_t size, int64_t stream,
+             std::shared_ptr<c10::GatheredContext> ctx);
+  // The smallest cached block of at least `size` and at most twice it, taken out of `pool`; nullptr if none.
+  static Block* take_cached(Pool& pool, size_t size);
+
+  std::mutex mu_;
+  ska::flat_hash_map<void*, Block*> active_;  // open addressing: no node allocation per block handed out
+  std::map<int64_t, Pool> pools_[kMaxDevices];  // pool id (0: default, else a MemPool id) -> cached blocks
+  std::map<int64_t, bool> live_pools_;  // MemPool id -> use_on_oom
+  int64_t next_pool_ = 1;
+  c10::CachingDeviceAllocator::DeviceStats stats_[kMaxDevices];
+  double fraction_[kMaxDevices] = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
+  std::atomic<bool> caching_{true};
+  bool history_ = false;
+  ContextRecorder recorder_ = nullptr;
+  size_t max_entries_ = SIZE_MAX;
+  std::deque<TraceEntry> traces_[kMaxDevices];
+};
+
+// The one caching allocator (c10::GetAllocator(PrivateUse1)).
+MLUCachingAllocator* device_allocator();
+// True if `p` is a live block handed out by the caching allocator (its deleter is the allocator's): its host view
+// needs no validation by the runtime.
+bool is_allocator_block(const c10::DataPtr& p);
+
+}  // namespace torch_mlu

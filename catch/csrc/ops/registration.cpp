@@ -1,0 +1,166 @@
+// SPDX-FileCopyrightText: 2026 Catch Developers
+// SPDX-License-Identifier: BSD-3-Clause
+
+#include "registration.h"
+
+#include <ATen/NativeFunctions.h>
+#include <ATen/native/transformers/attention.h>
+#include <torch/library.h>
+
+#include <memory>
+#include <set>
+
+#include "../core/hooks.h"
+#include "../kernels/rnn.h"
+#include "../kernels/sdpa.h"
+#include "copy.h"
+#include "device_kernel.h"
+#include "device_ops.h"
+#include "fallback.h"
+#include "quantized_tensor.h"
+#include "redirects.h"
+#include "shallow_copy.h"
+#include "typed_kernels.h"
+
+namespace torch_mlu {
+namespace {
+
+std::vector<std::string>& registered_ops() {
+  static std::vector<std::string> v;
+  return v;
+}
+
+void register_device_ops(torch::Library& lib) {
+  const std::set<std::string>& wanted = device_op_base_names();
+  const std::set<std::string> typed = register_typed_kernels(lib);
+  const std::set<std::string> manual = {"copy_", "_copy_from", "_copy_from_and_resize", "empty",
+                                        "empty_strided", "convolution_overrideable",
+                                        "convolution_backward_overrideable"};
+  for (const auto& name : c10::Dispatcher::singleton().getAllOpNames()) {
+    if (name.name.rfind("aten::", 0) != 0) continue;
+    std::string base = name.name.substr(6);
+    if (!wanted.count(base) || manual.count(base)) continue;
+    auto op = c10::Dispatcher::singleton().findOp(name);
+    if (!op.has_value() || !op->hasSchema()) continue;
+    if (!op->hasKernelForDispatchKey(c10::DispatchKey::CPU)) continue;
+    // Composite-implicit ops decompose above the backend; a backend kernel
+    // would bypass their autograd formula.
+    if (op->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd)) continue;
+    std::string full = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+    if (typed.count(full)) {
+      // registered above
+    } else if (full == "aten::max_pool2d_with_indices") {
+      lib.impl(full.c_str(), torch::CppFunction::makeFromBoxedFunction<&max_pool2d_kernel>());
+    } else if (full == "aten::max_pool2d_with_indices_backward") {
+      lib.impl(full.c_str(), torch::CppFunction::makeFromBoxedFunction<&max_pool2d_backward_kernel>());
+    } else if (base == "native_dropout") {
+      lib.impl(full.c_str(), torch::CppFunction::makeFromBoxedFunction<&implicit_rng_kernel>());
+    } else {
+      lib.impl(full.c_str(), torch::CppFunction::makeFromBoxedFunction<&device_kernel>());
+    }
+    registered_ops().push_back(full);
+  }
+}
+
+// The generic list is registered at the device's initialization: deferred from `import torch`, and by then the whole
+// aten library is loaded, so every overload name is known.
+const DeviceInitStep g_register_at_init(&register_device_kernels);
+
+}  // namespace
+
+void register_device_kernels() {
+  static std::unique_ptr<torch::Library> lib;
+  if (lib) return;
+  lib = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__,
+                                         __LINE__);
+  register_device_ops(*lib);
+}
+
+const std::vector<std::string>& device_op_names() { return registered_ops(); }
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  // allocation and copies (copy.h)
+  m.impl("empty.memory_format", empty_memory_format);
+  m.impl("empty_strided", empty_strided);
+  m.impl("copy_", copy_);
+  m.impl("_copy_from", _copy_from);
+  m.impl("_copy_from_and_resize", _copy_from_and_resize);
+  m.impl("record_stream", record_stream);
+  // redirects (redirects.h)
+  m.impl("convolution_overrideable", torch::CppFunction::makeFromBoxedFunction<&convolution_kernel>());
+  m.impl("convolution_backward_overrideable",
+         torch::CppFunction::makeFromBoxedFunction<&convolution_backward_kernel>());
+  // Module.to("mlu") keeps Parameter objects (shallow_copy.h)
+  m.impl("_has_compatible_shallow_copy_type", &has_compatible_shallow_copy_type);
+  // fused RNN cells (kernels/rnn.h)
+  m.impl("_thnn_fused_lstm_cell", &fused_lstm_cell);
+  m.impl("_thnn_fused_lstm_cell_backward_impl", &fused_lstm_cell_backward_impl);
+  m.impl("_thnn_fused_gru_cell", &fused_gru_cell);
+  m.impl("_thnn_fused_gru_cell_backward", &fused_gru_cell_backward);
+  // the Overrideable fused attention pair (kernels/sdpa.h)
+  m.impl("_scaled_dot_product_fused_attention_overrideable", &fused_attention_overrideable);
+  m.impl("_scaled_dot_product_fused_attention_overrideable_backward", &fused_attention_overrideable_backward);
+  // Float mlu tensors in, quantized mlu tensors out (ATen: CPU, CUDA kernels; quantized_tensor.h).
+  for (const char* name : {"quantize_per_tensor", "quantize_per_tensor.tensor_qparams", "quantize_per_tensor_dynamic",
+                           "quantize_per_channel", "_make_per_tensor_quantized_tensor",
+                           "_make_per_channel_quantized_tensor"}) {
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&quantized_host_kernel>());
+  }
+  // A quantized factory asked for a non-quantized dtype (e.g. `q.float()`) lands on the plain backend key: CPU's
+  // error ("Creation of quantized tensor requires quantized dtype like torch.quint8"), not the CPU fallback.
+  m.impl("_empty_affine_quantized", TORCH_FN(at::native::empty_affine_quantized_other_backends_stub));
+  m.impl("_empty_per_channel_affine_quantized",
+         TORCH_FN(at::native::empty_per_channel_affine_quantized_other_backends_stub));
+  // The ops torch.ao fake-quantize modules (FakeQuantize, FusedMovingAvgObsFakeQuantize) call, which have only CPU
+  // kernels in ATen and are not in the device-op list: the generic device kernel. (HistogramObserver's histc and
+  // bucketize stay on the CPU fallback: the fallback tests use them as their example ops.)
+  for (const char* name : {"fake_quantize_per_tensor_affine_cachemask",
+                           "_fake_quantize_per_tensor_affine_cachemask_tensor_qparams",
+                           "fake_quantize_per_channel_affine_cachemask", "_fused_moving_avg_obs_fq_helper"}) {
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&device_kernel>());
+  }
+}
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&fallback_kernel>()); }
+
+// Quantized mlu tensors (QuantizedCUDA's list in native_functions.yaml, for the ops whose kernels need no GPU;
+// quantized_tensor.h).
+TORCH_LIBRARY_IMPL(aten, QuantizedPrivateUse1, m) {
+  // factories
+  m.impl("_empty_affine_quantized", &empty_affine_quantized);
+  m.impl("_empty_per_channel_affine_quantized", &empty_per_channel_affine_quantized);
+  m.impl("empty.memory_format", &empty_unknown_quantized);
+  m.impl("empty_quantized", TORCH_FN(at::native::empty_quantized));
+  m.impl("empty_like", TORCH_FN(at::native::empty_like_quantized));
+  m.impl("empty_strided", TORCH_FN(at::native::empty_strided_unknown_quantized));
+  // metadata and views
+  m.impl("q_scale", TORCH_FN(at::native::q_scale_quant));
+  m.impl("q_zero_point", TORCH_FN(at::native::q_zero_point_quant));
+  m.impl("q_per_channel_scales", TORCH_FN(at::native::q_per_channel_scales));
+  m.impl("q_per_channel_zero_points", TORCH_FN(at::native::q_per_channel_zero_points));
+  m.impl("q_per_channel_axis", TORCH_FN(at::native::q_per_channel_axis));
+  m.impl("qscheme", TORCH_FN(at::native::qscheme_quant));
+  m.impl("as_strided", TORCH_FN(at::native::as_strided_qtensorimpl));
+  m.impl("view", TORCH_FN(at::native::view));
+  m.impl("_reshape_alias", TORCH_FN(at::native::_reshape_alias));
+  m.impl("squeeze", &squeeze_quantized);
+  m.impl("squeeze.dim", &squeeze_quantized_dim);
+  m.impl("squeeze.dims", &squeeze_quantized_dims);
+  m.impl("unsqueeze", TORCH_FN(at::native::unsqueeze_quantized));
+  m.impl("unfold", TORCH_FN(at::native::unfold));
+  m.impl("set_.source_Storage_storage_offset", TORCH_FN(at::native::set_storage_quantized_));
+  // copies
+  m.impl("_copy_from", &quantized_copy_from);
+  // compute: ATen's CPU kernels on host views
+  for (const char* name : {"dequantize.self", "int_repr", "clone", "relu", "relu_", "gelu", "fill_.Scalar",
+                           "fill_.Tensor", "masked_fill_.Scalar", "masked_fill_.Tensor", "flip", "index_select",
+                           "max.dim", "min.dim", "_adaptive_avg_pool2d", "quantized_max_pool2d"}) {
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&quantized_host_kernel>());
+  }
+}
+
+}  // namespace torch_mlu
+
+namespace at::native {
+REGISTER_PRIVATEUSE1_DISPATCH(_fused_sdp_choice_stub, &torch_mlu::mlu_fused_sdp_choice)
+}  // namespace at::native

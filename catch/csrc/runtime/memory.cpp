@@ -1,0 +1,153 @@
+// SPDX-FileCopyrightText: 2026 Catch Developers
+// SPDX-License-Identifier: BSD-3-Clause
+
+#include "memory.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <mutex>
+
+#include "registry.h"
+
+namespace catch_rt {
+
+using detail::Allocation;
+using detail::kAddrMask;
+using detail::kAlign;
+using detail::reg;
+using detail::tagOf;
+
+namespace {
+
+template <class Map>
+typename Map::const_iterator findContaining(const Map& m, std::uintptr_t p) {
+  auto it = m.upper_bound(p);
+  if (it == m.begin()) return m.end();
+  --it;
+  return it;
+}
+
+}  // namespace
+
+Status malloc(int device, std::size_t bytes, void** dptr) {
+  auto& r = reg();
+  if (dptr == nullptr) return Status::InvalidValue;
+  if (device < 0 || device >= r.count) return Status::InvalidDevice;
+  *dptr = nullptr;
+  if (bytes == 0) return Status::Success;
+  std::size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
+  {
+    std::lock_guard<std::mutex> lk(r.mu);
+    if (r.devices[device].used + rounded > r.capacity) return Status::OutOfMemory;
+    r.devices[device].used += rounded;
+  }
+  void* host = std::aligned_alloc(kAlign, rounded);
+  std::lock_guard<std::mutex> lk(r.mu);
+  if (host == nullptr) {
+    r.devices[device].used -= rounded;
+    return Status::OutOfMemory;
+  }
+  auto addr = reinterpret_cast<std::uintptr_t>(host);
+  if ((addr & ~kAddrMask) != 0) {  // host address does not fit the tag scheme
+    std::free(host);
+    r.devices[device].used -= rounded;
+    return Status::OutOfMemory;
+  }
+  std::uintptr_t dev_addr = addr | tagOf(device);
+  r.device_allocs.emplace(dev_addr, Allocation{rounded, device});
+  *dptr = reinterpret_cast<void*>(dev_addr);
+  return Status::Success;
+}
+
+Status free(void* dptr) {
+  if (dptr == nullptr) return Status::Success;
+  auto& r = reg();
+  auto key = reinterpret_cast<std::uintptr_t>(dptr);
+  std::size_t size;
+  int device;
+  {
+    std::lock_guard<std::mutex> lk(r.mu);
+    auto it = r.device_allocs.find(key);
+    if (it == r.device_allocs.end()) return Status::InvalidPointer;
+    size = it->second.size;
+    device = it->second.device;
+    r.device_allocs.erase(it);
+    r.devices[device].used -= size;
+  }
+  std::free(reinterpret_cast<void*>(key & kAddrMask));
+  return Status::Success;
+}
+
+Status pointerGetAttributes(const void* ptr, PointerAttributes* attrs) {
+  if (attrs == nullptr) return Status::InvalidValue;
+  *attrs = PointerAttributes{};
+  auto& r = reg();
+  auto p = reinterpret_cast<std::uintptr_t>(ptr);
+  std::lock_guard<std::mutex> lk(r.mu);
+  auto it = findContaining(r.device_allocs, p);
+  if (it != r.device_allocs.end() && p < it->first + it->second.size) {
+    *attrs = PointerAttributes{MemoryType::Device, it->second.device, it->first, it->second.size};
+    return Status::Success;
+  }
+  auto hit = findContaining(r.pinned, p);
+  if (hit != r.pinned.end() && p < hit->first + std::max<std::size_t>(hit->second, 1)) {
+    *attrs = PointerAttributes{MemoryType::PinnedHost, -1, hit->first, hit->second};
+  }
+  return Status::Success;
+}
+
+Status mapHost(const void* dptr, std::size_t bytes, void** host) {
+  auto& r = reg();
+  auto p = reinterpret_cast<std::uintptr_t>(dptr);
+  if (dptr == nullptr) {
+    *host = nullptr;
+    return bytes == 0 ? Status::Success : Status::InvalidPointer;
+  }
+  std::lock_guard<std::mutex> lk(r.mu);
+  auto it = findContaining(r.device_allocs, p);
+  if (it == r.device_allocs.end() || p + bytes > it->first + it->second.size) return Status::InvalidPointer;
+  *host = reinterpret_cast<void*>(p & kAddrMask);
+  return Status::Success;
+}
+
+void* mapHostUnchecked(const void* dptr) {
+  return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(dptr) & kAddrMask);
+}
+
+void* deviceAddress(const void* host, int device) {
+  if (host == nullptr) return nullptr;
+  return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(host) | tagOf(device));
+}
+
+Status hostMalloc(std::size_t bytes, void** ptr) {
+  if (ptr == nullptr) return Status::InvalidValue;
+  std::size_t rounded = std::max<std::size_t>((bytes + kAlign - 1) / kAlign * kAlign, kAlign);
+  void* p = std::aligned_alloc(kAlign, rounded);
+  if (p == nullptr) return Status::OutOfMemory;
+  auto& r = reg();
+  std::lock_guard<std::mutex> lk(r.mu);
+  r.pinned.emplace(reinterpret_cast<std::uintptr_t>(p), bytes);
+  *ptr = p;
+  return Status::Success;
+}
+
+Status hostFree(void* ptr) {
+  if (ptr == nullptr) return Status::Success;
+  auto& r = reg();
+  {
+    std::lock_guard<std::mutex> lk(r.mu);
+    auto it = r.pinned.find(reinterpret_cast<std::uintptr_t>(ptr));
+    if (it == r.pinned.end()) return Status::InvalidPointer;
+    r.pinned.erase(it);
+  }
+  std::free(ptr);
+  return Status::Success;
+}
+
+bool isPinned(const void* ptr) {
+  PointerAttributes a;
+  pointerGetAttributes(ptr, &a);
+  return a.type == MemoryType::PinnedHost;
+}
+
+}  // namespace catch_rt
