@@ -43,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from catch_tools.gitcli import run_git  # noqa: E402
+from catch_tools.git import run_git  # noqa: E402
 from catch_tools.patches import apply_to_git, check_series  # noqa: E402
 from catch_tools.paths import cache_dir  # noqa: E402
 from catch_tools.pin import load_pin  # noqa: E402
@@ -53,7 +53,7 @@ ENV_AM = {"GIT_COMMITTER_NAME": "Catch Patches", "GIT_COMMITTER_EMAIL": "patches
 
 
 def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    return run_git(cwd, *args, env=env).stdout.decode().strip()
+    return run_git(cwd, *args, env=env).stdout.strip()
 
 
 def make_series(repo: Path, tag: str, out: Path, count: int, seed: int = 13) -> list[Path]:

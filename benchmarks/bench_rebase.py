@@ -29,7 +29,7 @@ try:
 except ImportError:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from catch_tools.gitcli import run_git
+from catch_tools.git import run_git
 from catch_tools.patches import apply_to_git, export_series
 from catch_tools.paths import repo_root
 from catch_tools.pin import load_pin, manifest_path, update_pin
@@ -43,7 +43,7 @@ ENV = {"GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@catch.invalid", "G
 
 
 def git(cwd: Path, *args: str) -> str:
-    return run_git(cwd, *args, env=ENV).stdout.decode().strip()
+    return run_git(cwd, *args, env=ENV).stdout.strip()
 
 
 def pick_edits(repo: Path, count: int, seed: int) -> list[tuple[str, int]]:

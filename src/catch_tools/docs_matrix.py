@@ -33,7 +33,7 @@ from pathlib import Path
 from packaging.version import Version
 
 from catch_tools.errors import UserError, run_cli
-from catch_tools.gitcli import try_git
+from catch_tools.git import try_git
 from catch_tools.paths import repo_root
 from catch_tools.pin import Pin, manifest_path, parse_pin
 
@@ -139,13 +139,13 @@ def row_for(manifest_text: str, where: str, source: str, *, need_tag: bool) -> M
 def manifest_history(root: Path) -> list[tuple[str, str]]:
     """``(short commit, manifest text)`` of every commit that changed the manifest, newest first ([] without git)."""
     proc = try_git(root, "log", "--format=%h", "--", MANIFEST_REL)
-    if proc.returncode:
+    if not proc.ok:
         return []
     out = []
-    for commit in proc.stdout.decode().split():
+    for commit in proc.stdout.split():
         show = try_git(root, "show", f"{commit}:{MANIFEST_REL}")
-        if show.returncode == 0:
-            out.append((commit, show.stdout.decode("utf-8", "replace")))
+        if show.ok:
+            out.append((commit, show.out.decode("utf-8", "replace")))
     return out
 
 

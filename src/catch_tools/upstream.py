@@ -31,7 +31,7 @@ from typing import IO
 from packaging.version import InvalidVersion, Version
 
 from catch_tools.errors import UserError
-from catch_tools.gitcli import run_git
+from catch_tools.git import run_git
 from catch_tools.paths import cache_dir
 from catch_tools.progress import progress
 from catch_tools.wheel.unpack import Unpacker, unpack_members
@@ -203,7 +203,7 @@ def extract_python_tree(wheel: Path, dest: Path) -> str | None:
 
 
 def _git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    return run_git(repo, *args, env=env).stdout.decode("utf-8", "replace")
+    return run_git(repo, *args, env=env).out.decode("utf-8", "replace")
 
 
 def upstream_repo(versions: Sequence[str]) -> Path:

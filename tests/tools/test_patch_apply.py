@@ -18,7 +18,7 @@ from conftest import SCRIPTS, SmallTree, git_cmd, numbered
 
 from catch_tools.errors import UserError
 from catch_tools.patches import apply_to_git, series_status
-from catch_tools.patches.gitrepo import REF_APPLIED, REF_BASE, REF_IN_PROGRESS
+from catch_tools.patches.gittree import REF_APPLIED, REF_BASE, REF_IN_PROGRESS
 from catch_tools.pin import load_pin
 
 

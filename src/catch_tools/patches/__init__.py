@@ -11,8 +11,9 @@ Library entry points (the CLI ``scripts/apply_patches.py`` is a thin layer over 
 * :func:`series_status`, :func:`reverse_series`, :func:`export_series`, :func:`lint_series`.
 
 Modules: ``parse`` (one patch file), ``series`` (the series file), ``classify`` (python/native/unshipped paths),
-``hunks`` + ``engine`` (in-memory application with git's matching rules), ``commits`` (fast-import), ``gitrepo``
-(refs, crash-safe state), ``gitapply``, ``dirapply``, ``check``, ``status``, ``export``, ``lint``, ``cli``.
+``hunks`` + ``engine`` (in-memory application with git's matching rules), ``commits`` (fast-import), ``gittree``
+(refs, base, reading a commit), ``transaction`` (crash-safe tree changes), ``gitapply``, ``dirapply``, ``check``,
+``status``, ``export``, ``lint``, ``cli``.
 """
 
 from catch_tools.patches.check import CheckReport, check_series

@@ -20,8 +20,7 @@ from pathlib import Path
 from catch_tools.errors import UserError
 from catch_tools.patches.classify import classify_path
 from catch_tools.patches.engine import DirReader, PatchOutcome, TreeReader, simulate
-from catch_tools.patches.gitapply import GitTreeReader
-from catch_tools.patches.gitrepo import open_target, resolve_base
+from catch_tools.patches.gittree import GitTreeReader, open_tree, resolve_base
 from catch_tools.patches.model import Patch, PathClass
 from catch_tools.patches.parse import display_path, parse_patch
 from catch_tools.patches.series import entry_path, read_series_entries
@@ -105,10 +104,10 @@ def check_series(patches_dir: Path, *, source: Path | None = None, target_dir: P
     entries = read_series_entries(patches_dir, allow_duplicates=False)
     reader: TreeReader
     if source is not None:
-        target = open_target(source)
-        base_sha: str | None = resolve_base(target, base, pin)
+        repo = open_tree(source)
+        base_sha: str | None = resolve_base(repo, pin, base)[0]
         assert base_sha is not None
-        reader = GitTreeReader(target, base_sha)
+        reader = GitTreeReader(repo, base_sha)
         where = str(source)
     else:
         assert target_dir is not None

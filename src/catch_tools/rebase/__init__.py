@@ -12,7 +12,6 @@ Modules, one job each:
 - :mod:`.pinning`  -- the new pin (tag, upstream commit, wheel version) in the manifest and the ``pytorch`` gitlink;
 - :mod:`.state`    -- the in-progress state under ``<git-dir>/catch-rebase/`` and the ``patches/`` backup;
 - :mod:`.report`   -- the Markdown / JSON report with ``git range-diff``;
-- :mod:`.gitrepo`  -- git access with a fixed committer;
 - :mod:`.cli`      -- argument parsing.
 """
 

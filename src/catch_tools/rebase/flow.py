@@ -29,8 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from catch_tools.errors import UserError
+from catch_tools.git import NotAWorkTree, Repo
+from catch_tools.patches.gittree import COMMITTER, REF_APPLIED, REF_BASE, resolve_base
 from catch_tools.rebase import batch, pick, pinning, report, resolutions, series
-from catch_tools.rebase.gitrepo import GitRepo
 from catch_tools.rebase.state import (
     PatchState,
     RebaseState,
@@ -43,8 +44,6 @@ from catch_tools.rebase.state import (
 )
 from catch_tools.userfiles import read_regular_file
 
-REF_BASE = "refs/patches/base"
-REF_APPLIED = "refs/patches/applied"
 REF_OLD_TIP = "refs/catch-rebase/old-tip"
 #: Where the crash hook can fire: state saved at start; series replayed on the old base; after a run/patch was applied
 #: but before its state was saved; conflict saved; resolution committed but not saved; step done; export written; pin
@@ -96,6 +95,23 @@ def _crash_point(name: str) -> None:
         os.kill(os.getpid(), sig)
 
 
+def open_upstream(path: Path) -> Repo:
+    """The upstream work tree at ``path``, committing as the series' committer (the patch engine's, so a rebased
+    series has the commit ids ``apply`` gives it).
+
+    Raises:
+        UserError: ``path`` is a bare repository, not the top of a work tree, or no repository.
+    """
+    try:
+        return Repo.open(path, committer=COMMITTER)
+    except NotAWorkTree as err:
+        if err.kind == "bare":
+            raise UserError("a bare repository has no work tree to rebase in", path=path) from None
+        detail = f" ({err.why})" if err.why else ""
+        raise UserError(f"not a git checkout{detail} (use --source DIR for another upstream checkout)",
+                        path=path) from None
+
+
 @dataclass
 class Stopped:
     """The rebase stopped at a conflict: ``patch`` could not be applied onto ``onto``; ``files`` hold the conflict."""
@@ -143,7 +159,7 @@ class Rebase:
     def __init__(self, project: Path, upstream: Path, progress: Callable[[str], None] | None = None) -> None:
         self.project = project.resolve()
         self.patches = self.project / "patches"
-        self.repo = GitRepo(upstream)
+        self.repo = open_upstream(upstream)
         self.store = StateStore(self.repo.git_dir)
         self.progress = progress or (lambda _line: None)
         #: called with a patch name when the maintainer resolved its conflict to no change (``git rm`` + ``--continue``)
@@ -186,15 +202,16 @@ class Rebase:
             self._check_drops(drops, names)
             if report_path is not None:
                 _check_report_path(report_path)
-            old_base, old_ref = pinning.resolve_base(self.repo, self.project)
+            old_base, old_ref = resolve_base(self.repo, pinning.load_project_pin(self.project),
+                                             hint="fetch it or pass --source DIR")
             steps = [*(via or []), onto]
             commits = self._resolve_steps(steps, old_base)
             self._check_clean()
-            head_ref, head = self.repo.head()
+            head_ref, head = self.repo.head_ref(), self.repo.head()
             state = RebaseState(
-                project=str(self.project), upstream=str(self.repo.path), series_names=names,
+                project=str(self.project), upstream=str(self.repo.root), series_names=names,
                 patches_hash=tree_hash(self.patches), orig_head_ref=head_ref, orig_head=head,
-                orig_refs={ref: self.repo.ref_value(ref) for ref in (REF_BASE, REF_APPLIED)},
+                orig_refs={ref: self.repo.rev(ref) for ref in (REF_BASE, REF_APPLIED)},
                 orig_gitlink=pinning.project_gitlink(self.project),
                 orig_absent_dirs=[str(d) for d in self._engine_dirs() if not d.exists()],
                 orig_files={str(path): _read_or_none(path)
@@ -270,7 +287,7 @@ class Rebase:
         try:
             state = self.store.load_start()
         except StateUnreadable as again:
-            up, patches, backup = self.repo.path, self.patches, self.store.backup
+            up, patches, backup = self.repo.root, self.patches, self.store.backup
             raise UserError(
                 f"unreadable rebase state ({err.why}), and the start record too ({again.why}): --abort cannot tell "
                 f"where the rebase started (START: the branch or commit {up} was on, see `git -C {up} reflog`); "
@@ -321,11 +338,11 @@ class Rebase:
     def status(self) -> str:
         """Where a rebase stands, as a few lines of text ("no rebase in progress" when none)."""
         if not self.store.exists():
-            return f"no rebase in progress in {self.repo.path}"
+            return f"no rebase in progress in {self.repo.root}"
         state = self.store.load()
         total = len(state.steps)
         step_ref = state.steps[min(state.step, total - 1)]
-        lines = [f"rebase in progress in {self.repo.path}: {state.old_base_ref} -> {state.steps[-1]}"
+        lines = [f"rebase in progress in {self.repo.root}: {state.old_base_ref} -> {state.steps[-1]}"
                  + (f" via {', '.join(state.steps[:-1])}" if total > 1 else ""),
                  f"phase: {state.phase}; step {state.step + 1}/{total} (onto {step_ref})"]
         for number, p in enumerate(state.patches):
@@ -382,26 +399,26 @@ class Rebase:
     def _resolve_steps(self, steps: list[str], old_base: str) -> list[str]:
         commits, previous, previous_ref = [], old_base, "the pinned base"
         for ref in steps:
-            commit = self.repo.resolve(ref)
+            commit = self.repo.rev(ref)
             if commit is None:
                 raise UserError(f"--onto/--via {ref}: no such tag or commit in the upstream repository",
-                                path=self.repo.path)
+                                path=self.repo.root)
             if commit == previous or not self.repo.is_ancestor(previous, commit):
                 raise UserError(f"{ref} is not newer than {previous_ref} ({previous[:12]}): refs must be later "
-                                "releases, in order", path=self.repo.path)
+                                "releases, in order", path=self.repo.root)
             commits.append(commit)
             previous, previous_ref = commit, ref
         return commits
 
     def _check_clean(self) -> None:
-        for marker in ("rebase-apply", "rebase-merge", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"):
-            if (self.repo.git_dir / marker).exists():
-                raise UserError(f"a git operation is in progress ({marker}); finish or abort it first",
-                                path=self.repo.path)
-        dirty = self.repo.dirty()
+        operation = self.repo.operation_in_progress()
+        if operation:
+            raise UserError(f"a git operation is in progress ({operation}); finish or abort it first",
+                            path=self.repo.root)
+        dirty = self.repo.dirty_paths(untracked=True, submodules=True)
         if dirty:
-            raise UserError(f"the upstream work tree is not clean ({len(dirty)} change(s), e.g. {dirty[0].strip()}); "
-                            "commit or discard them first", path=self.repo.path)
+            raise UserError(f"the upstream work tree is not clean ({len(dirty)} change(s), e.g. {dirty[0]}); "
+                            "commit or discard them first", path=self.repo.root)
 
     def _check_patches_untouched(self, state: RebaseState) -> None:
         if state.phase == "finalize":
@@ -520,11 +537,11 @@ class Rebase:
         p = state.patches[state.current]
         onto = state.steps[state.step]
         assert state.tip is not None
-        head = self.repo.resolve("HEAD")
+        head = self.repo.rev("HEAD")
         if p.drop_reason:
             self.repo.reset_hard(state.tip)
             p.results.append(StepResult(onto, "dropped", detail=DROP_DETAIL, files=state.conflict_files))
-        elif head != state.tip and self.repo.resolve("HEAD^") == state.tip:
+        elif head != state.tip and self.repo.rev("HEAD^") == state.tip:
             # a previous --continue committed the resolution and was killed before saving the state
             p.results.append(StepResult(onto, "resolved", "conflict resolved by hand", files=state.conflict_files))
             p.new_commit, state.tip = head, head
@@ -553,7 +570,7 @@ class Rebase:
         changed |= set(self.repo.run("diff", "--name-only", "HEAD").stdout.split())
         changed |= set(self.repo.run("ls-files", "--others", "--exclude-standard").stdout.split())
         for rel in sorted(changed):
-            path = self.repo.path / rel
+            path = self.repo.root / rel
             if rel.endswith(".rej"):
                 raise UserError("rejected hunks file still present; resolve it and delete it", path=path)
             if not path.is_file():
@@ -567,7 +584,7 @@ class Rebase:
 
     def _stopped(self, state: RebaseState) -> Stopped:
         p = state.patches[state.current]
-        return Stopped(p.name, state.steps[state.step], state.conflict_files, state.conflict_detail, self.repo.path)
+        return Stopped(p.name, state.steps[state.step], state.conflict_files, state.conflict_detail, self.repo.root)
 
     def _finalize(self, state: RebaseState) -> Finished:
         if state.finalize_started:
@@ -617,7 +634,7 @@ class Rebase:
                 tags = self.repo.run("tag", "--contains", result.upstream_commit, "--sort=version:refname",
                                      check=False).stdout.split()
                 release = next((t for t in tags if t in state.steps), tags[0] if tags else release)
-            commit = self.repo.resolve(release)
+            commit = self.repo.rev(release)
             entry = {"release": release}
             if commit is not None:
                 entry["git_version"] = pinning.pin_target(self.repo, release, commit).commit

@@ -39,7 +39,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from catch_tools.errors import UserError
-from catch_tools.gitcli import locate, try_git
+from catch_tools.git import locate, try_git
 from catch_tools.pin import load_pin, manifest_path, parse_pin, update_pin
 
 #: Build and test requirements of the backend venv besides torch (tox -e backend's deps, and the tooling for the proof
@@ -447,10 +447,10 @@ def require_rebased_pin(project: Path, rebase_command: str) -> None:
         raise UserError(f"the checkout is no git work tree, so whether scripts/rebase.py moved the pin ({pin.tag}) "
                         f"cannot be told; {then}", path=path)
     shown = try_git(project, "show", "HEAD:./patches/manifest.toml")
-    if shown.returncode != 0:
+    if not shown.ok:
         raise UserError(f"HEAD has no patches/manifest.toml, so whether scripts/rebase.py moved the pin ({pin.tag}) "
                         f"cannot be told; {then}", path=path)
-    committed = parse_pin(shown.stdout.decode("utf-8", "replace"), "HEAD:patches/manifest.toml")
+    committed = parse_pin(shown.out.decode("utf-8", "replace"), "HEAD:patches/manifest.toml")
     if (committed.tag, committed.commit) == (pin.tag, pin.commit):
         raise UserError(f"the pin ({pin.tag}) is the one committed in HEAD: no rebase has moved it to a new release; "
                         f"{then}", path=path)
