@@ -236,7 +236,7 @@ def test_stale_git_am_is_cleaned_up(small_tree: SmallTree) -> None:
 def test_kill_9_midway_is_recovered_by_the_next_run(small_tree: SmallTree) -> None:
     _two_patches(small_tree)
     before = small_tree.snapshot()
-    env = dict(os.environ, CATCH_PATCHES_PAUSE_MIDWAY="30")
+    env = dict(os.environ, CATCH_FAULT="patches.move-head,pause=30")
     proc = subprocess.Popen([sys.executable, str(SCRIPTS / "apply_patches.py"), "apply", "--source",
                              str(small_tree.root), "--patches-dir", str(small_tree.patches)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 from catch_tools.errors import UserError
+from catch_tools.faults import fault
 from catch_tools.patches.classify import classify_path
 from catch_tools.patches.engine import DirReader, FileState, simulate
 from catch_tools.patches.model import MODE_EXEC, MODE_LINK, Patch, PathClass
@@ -170,9 +169,7 @@ def commit_dir_changes(target_dir: Path, changes: dict[str, FileState | None]) -
                 if fs.exists(rel):
                     fs.replace(rel, rel + _BAK)
                     backups.append((rel, rel + _BAK))
-            pause = os.environ.get("CATCH_PATCHES_PAUSE_MIDWAY")
-            if pause:  # test hook for crash-safety tests: originals moved away, new files not yet in place
-                time.sleep(float(pause))
+            fault("patches.dir-commit")  # originals moved away, new files not yet in place
             for rel, tmp in staged:
                 if tmp is not None:
                     fs.replace(tmp, rel)

@@ -23,12 +23,12 @@ import contextlib
 import json
 import os
 import shutil
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import TracebackType
 
 from catch_tools.errors import UserError
+from catch_tools.faults import fault
 from catch_tools.git import Repo
 from catch_tools.patches.gittree import REF_APPLIED, REF_BASE, REF_IN_PROGRESS
 
@@ -118,10 +118,7 @@ class Transaction:
             self.repo.run("read-tree", "--reset", "-u", new)
         else:
             self.repo.run("read-tree", "-m", "-u", self.repo.head() or new, new)
-        pause = os.environ.get("CATCH_PATCHES_PAUSE_MIDWAY")
-        if pause:
-            # Test hook for crash-safety tests: the window between updating the work tree and moving HEAD.
-            time.sleep(float(pause))
+        fault("patches.move-head")
         self.repo.run("update-ref", "-m", "catch patches", "HEAD", new)
 
     def finish(self, refs: dict[str, str | None] | None = None) -> None:

@@ -14,21 +14,20 @@ A rebase moves the series from the pinned base to ``--onto`` (through each ``--v
 Every transition is saved in :class:`state.RebaseState` before the next one starts, and every transition is
 idempotent from its saved state (the work tree is reset to the recorded tip before a patch is retried; the final
 phase starts again from the ``patches/`` backup), so ``kill -9`` anywhere leaves a rebase that ``--continue`` finishes
-or ``--abort`` undoes. ``CATCH_REBASE_CRASH_AT=<point>[:<n>]`` kills the process with SIGKILL at the n-th time it passes
-``<point>`` (see :data:`CRASH_POINTS`), for the crash tests.
+or ``--abort`` undoes. The crash tests kill it at each of :data:`CRASH_POINTS` (``CATCH_FAULT=rebase.<point>``,
+:mod:`catch_tools.faults`).
 """
 
 from __future__ import annotations
 
-import os
 import re
-import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from catch_tools.errors import UserError
+from catch_tools.faults import fault
 from catch_tools.git import NotAWorkTree, Repo
 from catch_tools.patches.gittree import COMMITTER, REF_APPLIED, REF_BASE, resolve_base
 from catch_tools.rebase import batch, pick, pinning, report, resolutions, series
@@ -45,9 +44,9 @@ from catch_tools.rebase.state import (
 from catch_tools.userfiles import read_regular_file
 
 REF_OLD_TIP = "refs/catch-rebase/old-tip"
-#: Where the crash hook can fire: state saved at start; series replayed on the old base; after a run/patch was applied
-#: but before its state was saved; conflict saved; resolution committed but not saved; step done; export written; pin
-#: written; report written (state not yet removed).
+#: Where a crash is injected (``CATCH_FAULT=rebase.<point>``, :mod:`catch_tools.faults`): state saved at start;
+#: series replayed on the old base; after a run/patch was applied but before its state was saved; conflict saved;
+#: resolution committed but not saved; step done; export written; pin written; report written (state not yet removed).
 CRASH_POINTS = ("start", "replay", "apply", "conflict", "resolve", "step", "export", "pin", "report")
 REPORT_NAME = "catch-rebase-report"
 #: A dropped patch's step detail; its reason is kept once, in ``PatchState.drop_reason`` (the report's "reason")
@@ -55,7 +54,6 @@ DROP_DETAIL = "dropped by the maintainer"
 _MARKER = re.compile(r"^(<{7}|>{7})( |$)", re.MULTILINE)
 #: Files git rewrites while we commit; ``--abort`` puts their old content back (with the report files).
 GIT_SCRATCH_FILES = ("ORIG_HEAD", "COMMIT_EDITMSG")
-_crash_counts: dict[str, int] = {}
 
 
 def _read_or_none(path: Path) -> str | None:
@@ -71,28 +69,6 @@ def _read_or_none(path: Path) -> str | None:
         return None
     except IsADirectoryError:
         raise UserError("is a directory, but the rebase writes a file here", path=path) from None
-
-
-def _crash_point(name: str) -> None:
-    """Test hook: signal ourselves when ``CATCH_REBASE_CRASH_AT`` names this point (``name`` or ``name:n``).
-
-    The signal is SIGKILL (like ``kill -9``: no cleanup at all), or SIGINT (Ctrl-C) when ``CATCH_REBASE_CRASH_SIGNAL``
-    is ``INT``.
-    """
-    want = os.environ.get("CATCH_REBASE_CRASH_AT")
-    if not want:
-        return
-    point, _, nth = want.partition(":")
-    if point != name:
-        return
-    _crash_counts[name] = _crash_counts.get(name, 0) + 1
-    if _crash_counts[name] == int(nth or 1):
-        sig = signal.SIGINT if os.environ.get("CATCH_REBASE_CRASH_SIGNAL") == "INT" else signal.SIGKILL
-        if sig == signal.SIGINT:
-            # A process started from a non-interactive shell's background job inherits SIGINT ignored, and Python
-            # then leaves it ignored: restore Ctrl-C's KeyboardInterrupt so the hook behaves as a real Ctrl-C.
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-        os.kill(os.getpid(), sig)
 
 
 def open_upstream(path: Path) -> Repo:
@@ -225,7 +201,7 @@ class Rebase:
             state.patches = [PatchState(name=n, commit="", drop_reason=drops.get(n)) for n in names]
             self.store.save_start(state)
             self.store.save(state)
-            _crash_point("start")
+            fault("rebase.start")
             try:
                 self._replay(state)
             except UserError:
@@ -455,7 +431,7 @@ class Rebase:
         state.phase, state.step, state.current, state.tip = "apply", 0, 0, state.step_commits[0]
         self.store.save(state)
         self.progress(f"replayed {len(commits)} patches on {state.old_base_ref}")
-        _crash_point("replay")
+        fault("rebase.replay")
 
     def _apply_step(self, state: RebaseState) -> Stopped | None:
         """Move every remaining patch onto ``steps[step]``: runs of patches through :func:`batch.move_run` (in memory),
@@ -485,7 +461,7 @@ class Rebase:
                     break
                 run.append(q)
             moved = batch.move_run(self.repo, state.tip, [q.commit for q in run], [q.name for q in run], ids)
-            _crash_point("apply")
+            fault("rebase.apply")
             if moved.moved:
                 for q, m in zip(run, moved.moved, strict=False):
                     q.results.append(StepResult(onto, m.status, m.detail, m.upstream_commit))
@@ -507,7 +483,7 @@ class Rebase:
         else:
             state.phase = "finalize"
         self.store.save(state)
-        _crash_point("step")
+        fault("rebase.step")
         return None
 
     def _pick_one(self, state: RebaseState, p: PatchState, onto: str, ids: dict[str, str]) -> Stopped | None:
@@ -515,7 +491,7 @@ class Rebase:
         assert state.tip is not None
         self.repo.reset_hard(state.tip)
         outcome = pick.apply_patch(self.repo, p.commit, ids, state.three_way)
-        _crash_point("apply")
+        fault("rebase.apply")
         if outcome.status == "conflict":
             replayed = resolutions.replay(self.repo, self.project, onto, p.name, p.commit, state.tip)
             if replayed is not None:
@@ -523,7 +499,7 @@ class Rebase:
         if outcome.status == "conflict":
             state.phase, state.conflict_files, state.conflict_detail = "conflict", outcome.files, outcome.detail
             self.store.save(state)
-            _crash_point("conflict")
+            fault("rebase.conflict")
             return self._stopped(state)
         p.results.append(StepResult(onto, outcome.status, outcome.detail, outcome.upstream_commit))
         if outcome.commit:
@@ -561,7 +537,7 @@ class Rebase:
                 p.new_commit, state.tip = new, new
                 recorded = resolutions.record(self.repo, self.project, onto, p.name, p.commit, new)
                 self.progress(f"{onto}: {p.name}: resolution recorded in {recorded}")
-        _crash_point("resolve")
+        fault("rebase.resolve")
         state.phase, state.current, state.conflict_files = "apply", state.current + 1, []
         self.store.save(state)
 
@@ -604,18 +580,18 @@ class Rebase:
         renamed = dict(zip(kept, new_names, strict=True))
         changed = [old for old, new in renamed.items()
                    if old != new or (self.store.backup / old).read_bytes() != (self.patches / new).read_bytes()]
-        _crash_point("export")
+        fault("rebase.export")
         target = pinning.pin_target(self.repo, state.steps[-1], new_base)
         pinning.write_pin(self.project, target)
         if state.orig_gitlink is not None:
             pinning.set_gitlink(self.project, target.commit)
-        _crash_point("pin")
+        fault("rebase.pin")
         assert state.old_tip is not None
         rdiff = report.range_diff(self.repo, state.old_base, state.old_tip, new_base, new_tip)
         pin = {"tag": target.tag, "commit": target.commit, "wheel_version": target.wheel_version}
         data = report.build(state, new_tip, renamed, rdiff, changed, pin, self._upstreamed_in(state))
         paths = self._write_reports(state, data)
-        _crash_point("report")
+        fault("rebase.report")
         self.repo.set_ref(REF_OLD_TIP, None)
         self.store.remove()
         return Finished(data, paths)
