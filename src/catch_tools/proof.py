@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from catch_tools.errors import UserError
-from catch_tools.patches import apply_series_to_dir, classify_path, load_series
+from catch_tools.patches import Series, apply_series_to_dir, classify_path
 from catch_tools.patches.model import Patch
 from catch_tools.patches.parse import display_path
 
@@ -104,7 +104,7 @@ def _mirror(src: Path, dst: Path, rel: str, real_dirs: set[str]) -> None:
             (dst / entry.name).symlink_to(entry)
 
 
-def build_overlay(series_dir: Path, upstream_tree: Path, dest: Path) -> list[str]:
+def build_overlay(series: Series | Path, upstream_tree: Path, dest: Path) -> list[str]:
     """Build at ``dest`` a torch tree equal to ``upstream_tree`` with the series applied (``dest/torch/...``).
 
     Only the Python files the series touches are copied (and patched); everything else is a symlink into
@@ -118,7 +118,8 @@ def build_overlay(series_dir: Path, upstream_tree: Path, dest: Path) -> list[str
         raise UserError("not a torch tree (no torch/__init__.py)", path=display_path(upstream_tree))
     if dest.exists() and any(dest.iterdir()):
         raise UserError("overlay directory is not empty", path=display_path(dest))
-    touched = _touched_python_files(load_series(series_dir))
+    series = Series.of(series)
+    touched = _touched_python_files(series.patches)
     with tempfile.TemporaryDirectory(prefix="catch-overlay-") as tmp:
         staging = Path(tmp)
         for path in touched:
@@ -126,7 +127,7 @@ def build_overlay(series_dir: Path, upstream_tree: Path, dest: Path) -> list[str
             if source.is_file():
                 (staging / path).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(source, staging / path)
-        apply_series_to_dir(series_dir, staging)
+        apply_series_to_dir(series, staging)
         real_dirs = {"/".join(Path(p).parts[:i]) for p in touched for i in range(1, len(Path(p).parts))}
         dest.mkdir(parents=True, exist_ok=True)
         _mirror(upstream_tree / "torch", dest / "torch", "torch", real_dirs)
@@ -252,7 +253,8 @@ def prove_series(series_dir: Path, *, root: Path, torch_tree: Path | None = None
         UserError: a bad series, an overlay that cannot be built, a tree torch does not import from, an unknown
         name in ``only``, or an upstream tree whose files already carry the series.
     """
-    patches = load_series(series_dir)
+    series = Series.read(series_dir)
+    patches = series.patches
     unknown = sorted(set(only) - {p.name for p in patches})
     if unknown:
         raise UserError(f"not in the series: {', '.join(unknown)}", path=display_path(series_dir / "series"))
@@ -260,7 +262,7 @@ def prove_series(series_dir: Path, *, root: Path, torch_tree: Path | None = None
     with tempfile.TemporaryDirectory(prefix="catch-proof-tree-") as tmp:
         if torch_tree is None:
             patched_tree = Path(tmp) / "overlay"
-            touched = build_overlay(series_dir, upstream, patched_tree)
+            touched = build_overlay(series, upstream, patched_tree)
         else:
             patched_tree = torch_tree.absolute()
             touched = _touched_python_files(patches)
@@ -331,9 +333,9 @@ def render_table(series_dir: Path) -> str:
     """Markdown of ``docs/patches.md``: one row per patch (subject, files, test, Upstream-Status), in series order.
 
     Raises:
-        UserError: a bad series (see :func:`catch_tools.patches.load_series`).
+        UserError: a bad series (see :class:`catch_tools.patches.Series`).
     """
-    patches = load_series(series_dir)
+    patches = Series.read(series_dir).patches
     lines = [
         "# The patch series",
         "",

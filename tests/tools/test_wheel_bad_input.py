@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 import zipfile
@@ -21,7 +20,6 @@ from catch_tools.wheel.overlay import build_overlay
 COMMIT = "cf30153c4c131c8164ee7798e5022d810682e2cb"
 PIN = Pin("https://github.com/pytorch/pytorch.git", "v2.13.0", COMMIT, "2.13.0+cpu", 1)
 REPO = Path(__file__).resolve().parents[2]
-HAVE_ENGINE = importlib.util.find_spec("catch_tools.patches") is not None
 
 
 @pytest.fixture(autouse=True)
@@ -155,7 +153,6 @@ index 1111111..2222222 100644
 """
 
 
-@pytest.mark.skipif(not HAVE_ENGINE, reason="patch engine not importable")
 def test_native_patch_in_overlay_mode(tmp_path: Path) -> None:
     patches = series(tmp_path / "patches", {"0001-Tweak-a-native-kernel.patch": NATIVE_PATCH})
     err = attempt(tmp_path, fake_torch_wheel(tmp_path / "up", "2.13.0+cpu", COMMIT), patches=patches)

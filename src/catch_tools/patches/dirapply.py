@@ -30,7 +30,7 @@ from catch_tools.patches.engine import DirReader, FileState, simulate
 from catch_tools.patches.model import MODE_EXEC, MODE_LINK, Patch, PathClass
 from catch_tools.patches.parse import display_path
 from catch_tools.patches.safefs import Root, UnsafePath, check_relative
-from catch_tools.patches.series import load_series
+from catch_tools.patches.series import Series
 
 _TMP = ".catch-new"
 _BAK = ".catch-orig"
@@ -192,9 +192,10 @@ def commit_dir_changes(target_dir: Path, changes: dict[str, FileState | None]) -
     return [target_dir / rel for rel, _ in staged]
 
 
-def apply_series_to_dir(series_dir: Path, target_dir: Path, *, echo: Callable[[str], None] | None = None
+def apply_series_to_dir(series: Series | Path, target_dir: Path, *, echo: Callable[[str], None] | None = None
                         ) -> list[Path]:
-    """Apply the series in ``series_dir`` (a ``patches/`` directory) to the plain directory ``target_dir``.
+    """Apply the series (a :class:`~catch_tools.patches.series.Series`, or its ``patches/`` directory) to the plain
+    directory ``target_dir``.
 
     Returns the changed files (absolute paths under ``target_dir``), sorted. ``echo`` receives notes about skipped
     unshipped paths. The combined-wheel builder calls this on the unpacked upstream wheel.
@@ -208,7 +209,7 @@ def apply_series_to_dir(series_dir: Path, target_dir: Path, *, echo: Callable[[s
                         "target directory does not exist (unpack the wheel there: python -m zipfile -e WHL DIR)",
                         path=display_path(target_dir))
     recovered = recover_dir(target_dir)
-    patches = load_series(series_dir)
+    patches = Series.of(series).patches
     changes, notes = plan_dir_apply(patches, target_dir)
     if recovered:
         notes.insert(0, recovered)

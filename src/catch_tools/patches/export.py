@@ -32,7 +32,7 @@ from catch_tools.git import run_git
 from catch_tools.patches.gittree import open_tree, recorded_base
 from catch_tools.patches.lint import undeclared_binary
 from catch_tools.patches.parse import display_path, parse_patch
-from catch_tools.patches.series import SERIES_NAME, read_series_entries
+from catch_tools.patches.series import SERIES_NAME, Series
 from catch_tools.patches.transaction import Transaction
 from catch_tools.pin import Pin
 
@@ -120,7 +120,7 @@ def export_series(source: Path, patches_dir: Path, *, base: str | None = None, d
     old_series: str | None = None
     old_names: list[str] = []
     if os.path.lexists(series_path):
-        old_names = [e.name for e in read_series_entries(patches_dir)]  # refuses a FIFO, a bad byte or line
+        old_names = Series.read(patches_dir).names  # refuses a FIFO, a bad byte or line
         old_series = series_path.read_text(encoding="utf-8")
     old_files = {n: (patches_dir / n).read_bytes() for n in old_names if (patches_dir / n).is_file()}
     old_by_key = {equivalence_key(data): data for data in old_files.values()}

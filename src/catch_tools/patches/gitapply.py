@@ -35,7 +35,7 @@ from catch_tools.patches.engine import PatchOutcome, simulate
 from catch_tools.patches.gittree import REF_APPLIED, REF_BASE, GitTreeReader, open_tree, resolve_base
 from catch_tools.patches.model import Patch
 from catch_tools.patches.parse import display_path
-from catch_tools.patches.series import load_series
+from catch_tools.patches.series import Series
 from catch_tools.patches.transaction import Transaction, recover, state_dir
 from catch_tools.pin import Pin
 from catch_tools.progress import progress as progress_display
@@ -82,11 +82,6 @@ def _check_head(repo: Repo, base: str, force: bool) -> list[str]:
     return dirty
 
 
-def _touched(patches: list[Patch]) -> list[str]:
-    """Every path the patches' file changes name, sorted."""
-    return sorted({path for patch in patches for change in patch.files for path in change.paths})
-
-
 def apply_to_git(source: Path, patches_dir: Path, *, base: str | None = None, force: bool = False,
                  three_way: bool = False, stop_at_conflict: bool = False, pin: Pin | None = None,
                  progress: bool | None = None) -> ApplyResult:
@@ -97,10 +92,11 @@ def apply_to_git(source: Path, patches_dir: Path, *, base: str | None = None, fo
     """
     repo = open_tree(source)
     notes = [n for n in [recover(repo, force=force)] if n]
-    patches = load_series(patches_dir)
+    series = Series.read(patches_dir)
+    patches = series.patches
     base_sha = resolve_base(repo, pin, base)[0]
     dirty = _check_head(repo, base_sha, force)
-    reader = GitTreeReader(repo, base_sha, _touched(patches))
+    reader = GitTreeReader(repo, base_sha, series.touched_paths())
     outcomes = simulate_with_progress(patches, reader, progress=progress)
     failed = [o for o in outcomes if not o.ok]
     binary = any(ch.binary for p in patches for ch in p.files)
@@ -111,7 +107,7 @@ def apply_to_git(source: Path, patches_dir: Path, *, base: str | None = None, fo
                         "(try --3way, or `check` to list every failure)", path=display_path(first.patch.path),
                         line=prob.line)
     if failed or binary:
-        return _apply_with_am(repo, base_sha, patches, three_way=three_way, stop_at_conflict=stop_at_conflict,
+        return _apply_with_am(repo, base_sha, series, three_way=three_way, stop_at_conflict=stop_at_conflict,
                               notes=notes)
     commits = fast_import(repo, base_sha, outcomes)
     new_head = commits[-1] if commits else base_sha
@@ -142,10 +138,11 @@ def _am_groups(patches: list[Patch]) -> list[list[int]]:
     return groups
 
 
-def _apply_with_am(repo: Repo, base: str, patches: list[Patch], *, three_way: bool, stop_at_conflict: bool,
+def _apply_with_am(repo: Repo, base: str, series: Series, *, three_way: bool, stop_at_conflict: bool,
                    notes: list[str]) -> ApplyResult:
     result = ApplyResult(base, base, notes=notes)
-    with Transaction(repo, "apply-am", _touched(patches)) as tx:
+    patches = series.patches
+    with Transaction(repo, "apply-am", series.touched_paths()) as tx:
         tx.move_head(base, reset=True)
         # Record the base now: a conflict left for the maintainer is exported against it.
         repo.set_refs({REF_BASE: base, REF_APPLIED: None})

@@ -21,7 +21,7 @@ from catch_tools.git import Repo
 from catch_tools.patches.commits import fast_import
 from catch_tools.patches.engine import simulate
 from catch_tools.patches.gittree import REF_APPLIED, REF_BASE, GitTreeReader, open_tree, recorded_base
-from catch_tools.patches.series import load_series
+from catch_tools.patches.series import Series
 from catch_tools.patches.transaction import Transaction, recover
 from catch_tools.pin import Pin
 
@@ -90,7 +90,7 @@ def series_status(source: Path, patches_dir: Path, *, base: str | None = None, p
                        else f"interrupted {state.operation}: the work tree is half-updated; run "
                        f"`scripts/apply_patches.py apply --source {source}` to recover and finish it (or "
                        f"`scripts/apply_patches.py reverse --source {source}` to go back to the base)")
-    patches = load_series(patches_dir)
+    patches = Series.read(patches_dir).patches
     base_sha = recorded_base(repo, pin, base)
     head = repo.head()
     assert head is not None

@@ -3,8 +3,8 @@
 
 """The series as the rebase sees it, through the patch engine (:mod:`catch_tools.patches`).
 
-- :func:`names`: the patch names in series order (engine: ``read_series_entries``);
-- :func:`replay`: the series as one reproducible commit per patch on the old base (engine: ``load_series``,
+- :func:`names`: the patch names in series order (engine: :class:`~catch_tools.patches.series.Series`);
+- :func:`replay`: the series as one reproducible commit per patch on the old base (engine: ``Series``,
   ``simulate``, ``fast_import`` -- ``apply_to_git`` without its checkout);
 - :func:`export`: ``patches/`` regenerated from the new commits (engine: ``export_series``: deterministic, a patch file
   kept byte-for-byte when its change is equivalent, so moved hunks and new index lines do not churn the series).
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from catch_tools.errors import UserError
 from catch_tools.git import Repo
-from catch_tools.patches import apply_to_git, export_series, load_series, read_series_entries
+from catch_tools.patches import Series, apply_to_git, export_series
 from catch_tools.patches.commits import fast_import
 from catch_tools.patches.engine import simulate
 from catch_tools.patches.gittree import REF_BASE, GitTreeReader
@@ -30,27 +30,26 @@ PROJECT_HINT = "pass --project DIR, the Catch checkout holding patches/series"
 
 
 def names(patches: Path) -> list[str]:
-    """Patch file names of ``patches/series`` in order (engine: ``read_series_entries``; files are parsed by
-    :func:`replay`).
+    """Patch file names of ``patches/series`` in order (files are parsed by :func:`replay`).
 
     Raises:
         UserError: a series problem the engine reports (file and line named).
     """
-    return [entry.name for entry in read_series_entries(patches, hint=PROJECT_HINT)]
+    return Series.read(patches, hint=PROJECT_HINT).names
 
 
 def replay(repo: Repo, patches: Path, base: str, pin: Pin) -> list[str]:
     """The series as commits on ``base``, one per patch, in series order; HEAD, index and work tree untouched.
 
-    The engine parses every patch (``load_series``), applies the series in memory on ``base`` (``simulate``, git's
-    matching rules) and writes the commits with one ``git fast-import`` -- its reproducible ``apply`` without the
-    checkout, which a rebase does not need on the old base. A series the in-memory engine cannot apply (binary
-    patches) goes through the engine's full ``apply_to_git`` instead.
+    The engine parses every patch (:class:`~catch_tools.patches.series.Series`), applies the series in memory on
+    ``base`` (``simulate``, git's matching rules) and writes the commits with one ``git fast-import`` -- its
+    reproducible ``apply`` without the checkout, which a rebase does not need on the old base. A series the in-memory
+    engine cannot apply (binary patches) goes through the engine's full ``apply_to_git`` instead.
 
     Raises:
         UserError: a patch does not parse or does not apply to its own base (the engine names it).
     """
-    parsed = load_series(patches)
+    parsed = Series.read(patches).patches
     outcomes = simulate(parsed, GitTreeReader(repo, base))
     failed = next((o for o in outcomes if not o.ok), None)
     if failed is None:
@@ -80,11 +79,11 @@ def export(repo: Repo, patches: Path, pin: Pin) -> list[str]:
         _write_empty_series(patches)
         return []
     export_series(repo.root, patches, pin=pin)
-    return [entry.name for entry in read_series_entries(patches)]
+    return Series.read(patches).names
 
 
 def _write_empty_series(patches: Path) -> None:
-    old = [entry.name for entry in read_series_entries(patches)]
+    old = Series.read(patches).names
     header = []
     for line in (patches / "series").read_text(encoding="utf-8").splitlines(keepends=True):
         if line.strip() and not line.lstrip().startswith("#"):

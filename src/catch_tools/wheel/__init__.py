@@ -7,7 +7,6 @@
 - :mod:`.record`   -- RECORD parsing, writing and verification (cached by file hash).
 - :mod:`.metadata` -- version, entry points and ``torch/version.py`` edits.
 - :mod:`.inputs`   -- validation of the upstream wheel against the pin and of the backend wheel.
-- :mod:`.series`   -- the one contact point with the patch engine.
 - :mod:`.overlay`  -- the overlay build (default mode).
 - :mod:`.source`   -- the source build plan (``--from-source``).
 - :mod:`.sources`  -- obtaining the input wheels (pip download, pip wheel of ``catch/``).

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from catch_tools.errors import UserError
+from catch_tools.patches import Series, apply_series_to_dir, check_series, lint_series
 from catch_tools.pin import Pin
-from catch_tools.wheel import series as series_mod
 from catch_tools.wheel.inputs import BACKEND_PACKAGE, WheelInfo, backend_payload, check_upstream, open_wheel
 from catch_tools.wheel.metadata import (
     add_extras,
@@ -74,10 +74,19 @@ def source_date_epoch(upstream: RawZipReader) -> int:
 
 
 def _series_changes(upstream: WheelInfo, series_dir: Path) -> dict[str, bytes | None]:
-    """Apply the series to the wheel files it touches; ``{path: new bytes, or None if deleted}`` for changed paths."""
-    if series_mod.series_is_empty(series_dir):
+    """Apply the series to the wheel files it touches; ``{path: new bytes, or None if deleted}`` for changed paths.
+
+    The series is read once and each patch parsed once (:class:`~catch_tools.patches.series.Series`): only the
+    members it touches are extracted, it must pass ``lint`` and ``check`` against them, then it is applied to them.
+
+    Raises:
+        UserError: a bad series, a series that fails ``lint`` or ``check`` (naming the first problem), or one that
+            changes the wheel's metadata or the backend.
+    """
+    series = Series.read(series_dir)
+    if series.empty:
         return {}
-    touched = series_mod.touched_paths(series_dir)
+    touched = series.touched_paths()
     reader = upstream.reader
     with tempfile.TemporaryDirectory(prefix="catch-overlay-") as tmp:
         root = Path(tmp)
@@ -88,8 +97,8 @@ def _series_changes(upstream: WheelInfo, series_dir: Path) -> dict[str, bytes | 
                 before[path] = reader.read(member)
                 (root / path).parent.mkdir(parents=True, exist_ok=True)
                 (root / path).write_bytes(before[path])
-        series_mod.check_series_ok(series_dir, root)
-        series_mod.apply_to_dir(series_dir, root)
+        _refuse_failing(series, root)
+        apply_series_to_dir(series, root)
         changes: dict[str, bytes | None] = {}
         for path in touched:
             target = root / path
@@ -101,6 +110,25 @@ def _series_changes(upstream: WheelInfo, series_dir: Path) -> dict[str, bytes | 
             raise UserError(f"the series changes {path}, which belongs to the wheel metadata or the backend",
                             path=series_dir / "series")
     return changes
+
+
+def _refuse_failing(series: Series, tree: Path) -> None:
+    """Refuse a series that fails ``lint`` or its ``check`` against the directory ``tree``.
+
+    Raises:
+        UserError: naming the first problem (file and line) and how many there are.
+    """
+    problems = lint_series(series)
+    if problems:
+        first = problems[0]
+        raise UserError(f"series fails lint: {first.message} ({len(problems)} problem(s); run "
+                        "scripts/apply_patches.py lint)", path=first.file, line=first.line)
+    report = check_series(series, target_dir=tree, progress=False)
+    if report.failed:
+        failed = report.failed[0]
+        file, line, message = failed.problems[0] if failed.problems else (failed.file, None, "does not apply")
+        raise UserError(f"series fails check: {failed.name}: {message} ({len(report.failed)} failing patch(es); "
+                        "run scripts/apply_patches.py check)", path=file or failed.file, line=line)
 
 
 def check_output_dir(out_dir: Path) -> None:
