@@ -13,10 +13,10 @@ The test run gets it in ``CATCH_TORCH_TREE`` and first on ``PYTHONPATH``, so a t
 import torch in a fresh interpreter and check ``torch.__file__``.
 
 * unpatched: the installed torch (the directory holding it, found without importing it) or ``upstream_tree``;
-* patched: ``torch_tree`` when given (e.g. the site-packages of an installed combined wheel), else an *overlay*
-  built by :func:`build_overlay`: a mirror of the installed ``torch/`` made of symlinks, except the directories on
-  the way to a file the series touches, which are real, and the touched files, which are copies patched by the
-  patch engine (:func:`catch_tools.patches.apply_series_to_dir`). Building it costs well under a second.
+* patched: ``torch_tree`` when given (e.g. the site-packages of an installed combined wheel), else a *patched
+  tree* built by :func:`build_patched_tree`: a mirror of the installed ``torch/`` made of symlinks, except the
+  directories on the way to a file the series touches, which are real, and the touched files, which are copies
+  patched by the patch engine (:func:`catch_tools.patches.apply_series_to_dir`).
 
 The module also renders the series as the Markdown table of ``docs/patches.md`` (:func:`render_table`).
 """
@@ -104,7 +104,7 @@ def _mirror(src: Path, dst: Path, rel: str, real_dirs: set[str]) -> None:
             (dst / entry.name).symlink_to(entry)
 
 
-def build_overlay(series: Series | Path, upstream_tree: Path, dest: Path) -> list[str]:
+def build_patched_tree(series: Series | Path, upstream_tree: Path, dest: Path) -> list[str]:
     """Build at ``dest`` a torch tree equal to ``upstream_tree`` with the series applied (``dest/torch/...``).
 
     Only the Python files the series touches are copied (and patched); everything else is a symlink into
@@ -117,7 +117,7 @@ def build_overlay(series: Series | Path, upstream_tree: Path, dest: Path) -> lis
     if not (upstream_tree / "torch" / "__init__.py").is_file():
         raise UserError("not a torch tree (no torch/__init__.py)", path=display_path(upstream_tree))
     if dest.exists() and any(dest.iterdir()):
-        raise UserError("overlay directory is not empty", path=display_path(dest))
+        raise UserError("the directory for the patched tree is not empty", path=display_path(dest))
     series = Series.of(series)
     touched = _touched_python_files(series.patches)
     with tempfile.TemporaryDirectory(prefix="catch-overlay-") as tmp:
@@ -262,7 +262,7 @@ def prove_series(series_dir: Path, *, root: Path, torch_tree: Path | None = None
     with tempfile.TemporaryDirectory(prefix="catch-proof-tree-") as tmp:
         if torch_tree is None:
             patched_tree = Path(tmp) / "overlay"
-            touched = build_overlay(series, upstream, patched_tree)
+            touched = build_patched_tree(series, upstream, patched_tree)
         else:
             patched_tree = torch_tree.absolute()
             touched = _touched_python_files(patches)
