@@ -101,7 +101,7 @@ def time_git_rebase(work: Path, project: Path, tag: str) -> float:
     """Plain ``git rebase --onto v2.14.0`` of the same series (replayed as commits with the engine, untimed)."""
     clone = clone_upstream(RELEASES, work / f"plain-{tag}")
     git(clone, "checkout", "-q", "--detach", "v2.13.0")
-    apply_to_git(clone, project / "patches", base="v2.13.0", pin=load_pin(manifest_path(project)), progress=False)
+    apply_to_git(clone, project / "patches", base="v2.13.0", pin=load_pin(manifest_path(project)))
     git(clone, "checkout", "-q", "-b", "series")
     start = time.perf_counter()
     git(clone, "rebase", "-q", "--onto", "v2.14.0", "v2.13.0", "series")

@@ -240,9 +240,9 @@ def _verb(outcome: Outcome) -> str:
             "missing": "is missing", "not-run": "was not run"}.get(outcome, outcome)
 
 
-def prove_series(series_dir: Path, *, root: Path, torch_tree: Path | None = None, upstream_tree: Path | None = None,
+def prove_series(patches_dir: Path, *, root: Path, torch_tree: Path | None = None, upstream_tree: Path | None = None,
                  only: Sequence[str] = (), on_result: Callable[[PatchProof], None] | None = None) -> list[PatchProof]:
-    """Run the gate over the series in ``series_dir``; return one :class:`PatchProof` per patch, in series order.
+    """Run the gate over the series in ``patches_dir``; return one :class:`PatchProof` per patch, in series order.
 
     ``root`` is the directory the ``Catch-Test`` node ids are relative to (the repository root). ``torch_tree`` is
     the patched tree (default: an overlay built in a temporary directory), ``upstream_tree`` the unpatched one
@@ -253,11 +253,11 @@ def prove_series(series_dir: Path, *, root: Path, torch_tree: Path | None = None
         UserError: a bad series, an overlay that cannot be built, a tree torch does not import from, an unknown
         name in ``only``, or an upstream tree whose files already carry the series.
     """
-    series = Series.read(series_dir)
+    series = Series.read(patches_dir)
     patches = series.patches
     unknown = sorted(set(only) - {p.name for p in patches})
     if unknown:
-        raise UserError(f"not in the series: {', '.join(unknown)}", path=display_path(series_dir / "series"))
+        raise UserError(f"not in the series: {', '.join(unknown)}", path=display_path(patches_dir / "series"))
     upstream = (upstream_tree or installed_torch_tree()).absolute()
     with tempfile.TemporaryDirectory(prefix="catch-proof-tree-") as tmp:
         if torch_tree is None:
@@ -329,13 +329,13 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_table(series_dir: Path) -> str:
+def render_table(patches_dir: Path) -> str:
     """Markdown of ``docs/patches.md``: one row per patch (subject, files, test, Upstream-Status), in series order.
 
     Raises:
         UserError: a bad series (see :class:`catch_tools.patches.Series`).
     """
-    patches = Series.read(series_dir).patches
+    patches = Series.read(patches_dir).patches
     lines = [
         "# The patch series",
         "",
@@ -363,10 +363,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     is stale, 2 a user error through :func:`catch_tools.errors.run_cli`)."""
     import argparse
 
-    from catch_tools.paths import patches_dir, repo_root
+    from catch_tools import paths
+    from catch_tools.paths import repo_root
 
     parser = argparse.ArgumentParser(prog="prove_patches.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--series", type=Path, help="patches directory (default: the repository's patches/)")
+    parser.add_argument("--patches-dir", type=Path, help="the series directory (default: <repo>/patches)")
     parser.add_argument("--torch-tree", type=Path, help="patched torch tree, e.g. the site-packages of an installed "
                         "combined wheel (default: an overlay of the installed torch with the series applied)")
     parser.add_argument("--upstream-tree", type=Path, help="unpatched torch tree (default: the installed torch)")
@@ -376,10 +377,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--check-table", action="store_true", help="exit 1 if docs/patches.md is not current")
     args = parser.parse_args(argv)
     root = repo_root()
-    series_dir = args.series or patches_dir()
+    patches_dir = args.patches_dir or paths.patches_dir()
     if args.write_table or args.check_table:
         doc = root / "docs" / "patches.md"
-        text = render_table(series_dir)
+        text = render_table(patches_dir)
         if args.check_table:
             if not doc.is_file() or doc.read_text(encoding="utf-8") != text:
                 print(f"{display_path(doc)} is stale: run python scripts/prove_patches.py --write-table",
@@ -401,7 +402,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             mark = "proven" if result.ok else "REJECTED"
             print(f"{mark}: {result.patch} ({result.seconds:.1f} s)", file=sys.stderr)
 
-    results = prove_series(series_dir, root=root, torch_tree=args.torch_tree, upstream_tree=args.upstream_tree,
+    results = prove_series(patches_dir, root=root, torch_tree=args.torch_tree, upstream_tree=args.upstream_tree,
                            only=args.patch, on_result=progress)
     if args.json:
         print(proofs_to_json(results))

@@ -109,7 +109,7 @@ def refused(tmp: Path, up: Path, backend: Path | None = None) -> UserError:
     before = checksum(out)
     with pytest.raises(UserError) as info:
         build_overlay(upstream_wheel=up, backend_wheel=backend or fake_backend_wheel(tmp / "be"),
-                      series_dir=series(tmp / "patches"), pin=PIN, out_dir=out)
+                      patches_dir=series(tmp / "patches"), pin=PIN, out_dir=out)
     assert checksum(out) == before
     assert "\n" not in str(info.value)
     return info.value
@@ -262,7 +262,7 @@ def test_users_file_named_like_an_old_partial_is_kept(tmp_path: Path) -> None:
     (out / f".catch-build-{dead}-notes" / "draft.whl.partial").write_text("draft\n")
     before = checksum(out)
     result = build_overlay(upstream_wheel=upstream(tmp_path), backend_wheel=fake_backend_wheel(tmp_path / "be"),
-                           series_dir=series(tmp_path / "patches"), pin=PIN, out_dir=out)
+                           patches_dir=series(tmp_path / "patches"), pin=PIN, out_dir=out)
     after = checksum(out)
     assert after.pop(result.wheel.name)
     assert after == before

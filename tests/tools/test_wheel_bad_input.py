@@ -39,7 +39,7 @@ def attempt(tmp: Path, upstream: Path, backend: Path | None = None, patches: Pat
     out = tmp / "dist"
     with pytest.raises(UserError) as info:
         build_overlay(upstream_wheel=upstream, backend_wheel=backend or fake_backend_wheel(tmp / "be"),
-                      series_dir=patches or series(tmp / "patches"), pin=PIN, out_dir=out)
+                      patches_dir=patches or series(tmp / "patches"), pin=PIN, out_dir=out)
     assert not out.exists() or list(out.iterdir()) == [], "a partial wheel was left behind"
     assert "\n" not in str(info.value)
     return info.value
@@ -189,6 +189,6 @@ def test_partial_of_a_killed_build_is_removed_by_the_next(tmp_path: Path) -> Non
     stale.parent.mkdir()
     stale.write_bytes(b"half a wheel")
     result = build_overlay(upstream_wheel=fake_torch_wheel(tmp_path / "up", "2.13.0+cpu", COMMIT),
-                           backend_wheel=fake_backend_wheel(tmp_path / "be"), series_dir=series(tmp_path / "p"),
+                           backend_wheel=fake_backend_wheel(tmp_path / "be"), patches_dir=series(tmp_path / "p"),
                            pin=PIN, out_dir=out)
     assert sorted(out.iterdir()) == [result.wheel]

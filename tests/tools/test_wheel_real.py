@@ -28,9 +28,9 @@ def test_real_overlay_build(tmp_path: Path) -> None:
     backend = fake_backend_wheel(tmp_path / "be")
     (tmp_path / "patches").mkdir()
     (tmp_path / "patches" / "series").write_text("")
-    first = build_overlay(upstream_wheel=upstream, backend_wheel=backend, series_dir=tmp_path / "patches", pin=pin,
+    first = build_overlay(upstream_wheel=upstream, backend_wheel=backend, patches_dir=tmp_path / "patches", pin=pin,
                           out_dir=tmp_path / "a").wheel
-    second = build_overlay(upstream_wheel=upstream, backend_wheel=backend, series_dir=tmp_path / "patches", pin=pin,
+    second = build_overlay(upstream_wheel=upstream, backend_wheel=backend, patches_dir=tmp_path / "patches", pin=pin,
                            out_dir=tmp_path / "b").wheel
     assert first.name == upstream.name.replace(pin.wheel_version, pin.combined_version)
     assert first.read_bytes() == second.read_bytes()
@@ -58,7 +58,7 @@ def test_real_series_is_carried_by_the_combined_wheel(tmp_path: Path) -> None:
     pin = load_pin()
     upstream = release_wheel(pin.wheel_version)
     result = build_overlay(upstream_wheel=upstream, backend_wheel=fake_backend_wheel(tmp_path / "be"),
-                           series_dir=patches_dir(), pin=pin, out_dir=tmp_path / "dist")
+                           patches_dir=patches_dir(), pin=pin, out_dir=tmp_path / "dist")
     series = Series.read(patches_dir())
     if series.empty:
         assert result.patched == ["torch/version.py"]

@@ -93,7 +93,7 @@ def test_python_patch_lands_in_the_wheel(tmp_path: Path) -> None:
                                             "0002-Add-a-Catch-note-module.patch": NEW_FILE})
     upstream = fake_torch_wheel(tmp_path / "up", PIN.wheel_version, COMMIT)
     result = build_overlay(upstream_wheel=upstream, backend_wheel=fake_backend_wheel(tmp_path / "be"),
-                           series_dir=patches, pin=PIN, out_dir=tmp_path / "dist")
+                           patches_dir=patches, pin=PIN, out_dir=tmp_path / "dist")
     assert "torch/utils/helpers.py" in result.patched
     assert "torch/utils/_catch_note.py" in result.added
     with zipfile.ZipFile(result.wheel) as zf, zipfile.ZipFile(upstream) as up:
@@ -107,7 +107,7 @@ def test_series_that_does_not_apply_is_refused(tmp_path: Path) -> None:
     patches = series(tmp_path / "patches", {"0001-Edit-a-line-that-is-not-there.patch": BAD_CONTEXT})
     with pytest.raises(UserError) as info:
         build_overlay(upstream_wheel=fake_torch_wheel(tmp_path / "up", PIN.wheel_version, COMMIT),
-                      backend_wheel=fake_backend_wheel(tmp_path / "be"), series_dir=patches, pin=PIN,
+                      backend_wheel=fake_backend_wheel(tmp_path / "be"), patches_dir=patches, pin=PIN,
                       out_dir=tmp_path / "dist")
     assert "series fails check" in str(info.value) and "0001-Edit-a-line-that-is-not-there.patch" in str(info.value)
     assert not (tmp_path / "dist").exists() or not list((tmp_path / "dist").iterdir())
@@ -144,7 +144,7 @@ def test_one_build_reads_the_series_once_and_parses_each_patch_once(tmp_path: Pa
     monkeypatch.setattr(parse_module, "_file_changes", counting)
     _OPENS = []
     try:
-        build_overlay(upstream_wheel=upstream, backend_wheel=backend, series_dir=patches, pin=PIN,
+        build_overlay(upstream_wheel=upstream, backend_wheel=backend, patches_dir=patches, pin=PIN,
                       out_dir=tmp_path / "dist")
         opened = _OPENS
     finally:

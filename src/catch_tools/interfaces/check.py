@@ -53,6 +53,7 @@ def run_check(upstream: Path, combined: Path, layers: Iterable[int] = ALL_LAYERS
     Raises:
         UserError (exit code 1): a wheel cannot be opened, or its metadata is not UTF-8 text.
     """
+    shown = progress or Reporter()
     report = Report(str(upstream), str(combined))
     with WheelPair(upstream, combined, cache=cache) as pair:
         check_metadata_text(pair)
@@ -63,8 +64,7 @@ def run_check(upstream: Path, combined: Path, layers: Iterable[int] = ALL_LAYERS
                 probes.prefetch(backend=2 in wanted and pair.new.get(f"{BACKEND_PACKAGE}/__init__.py") is not None)
             for layer in sorted(set(layers)):
                 start = time.perf_counter()
-                if progress is not None:
-                    progress.step(f"interface check: layer {layer} ({LAYER_NAMES[layer]})")
+                shown.step(f"interface check: layer {layer} ({LAYER_NAMES[layer]})")
                 result: LayerResult
                 if layer == 0:
                     result = check_files(pair)
@@ -78,8 +78,7 @@ def run_check(upstream: Path, combined: Path, layers: Iterable[int] = ALL_LAYERS
                     result = check_api(pair, full=full_api)
                 result.seconds = time.perf_counter() - start
                 report.layers.append(result)
-                if progress is not None:
-                    progress.line(f"interface check: layer {layer} done ({result.seconds:.1f} s)")
+                shown.line(f"interface check: layer {layer} done ({result.seconds:.1f} s)")
         finally:
             probes.close()
     return report

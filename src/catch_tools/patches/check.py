@@ -25,7 +25,7 @@ from catch_tools.patches.model import Patch, PathClass
 from catch_tools.patches.parse import display_path
 from catch_tools.patches.series import Series
 from catch_tools.pin import Pin
-from catch_tools.progress import progress as progress_display
+from catch_tools.progress import Reporter
 
 
 @dataclass
@@ -90,10 +90,10 @@ def _outcome_check(out: PatchOutcome) -> PatchCheck:
 
 
 def check_series(series: Series | Path, *, source: Path | None = None, target_dir: Path | None = None,
-                 base: str | None = None, pin: Pin | None = None, progress: bool | None = None) -> CheckReport:
+                 base: str | None = None, pin: Pin | None = None, progress: Reporter | None = None) -> CheckReport:
     """Dry-run the series (a :class:`~catch_tools.patches.series.Series`, or its ``patches/`` directory) against the
     git tree ``source`` (at its pinned base) or the plain directory ``target_dir``. Exactly one of the two must be
-    given.
+    given. ``progress``: the caller's display (a counted line while checking).
 
     Returns a :class:`CheckReport` (it never raises for a patch that fails to parse or apply: those are reported).
 
@@ -139,7 +139,7 @@ def check_series(series: Series | Path, *, source: Path | None = None, target_di
     def skip(path: str) -> PathClass | None:
         return "unshipped" if target_dir is not None and classify_path(path) == "unshipped" else None
 
-    with progress_display("checking", len(parsed), enabled=progress) as bar, contextlib.ExitStack() as stack:
+    with (progress or Reporter()).counted("checking", len(parsed)) as bar, contextlib.ExitStack() as stack:
         if isinstance(reader, DirReader):
             stack.callback(reader.close)
         outcomes = simulate([p for _, p in parsed], reader, report_fuzz=True, skip_class=skip,

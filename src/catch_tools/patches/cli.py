@@ -24,6 +24,7 @@ from catch_tools.patches.gitapply import apply_and_describe
 from catch_tools.patches.lint import lint_series
 from catch_tools.patches.status import reverse_series, series_status
 from catch_tools.pin import MANIFEST_NAME, Pin, load_pin
+from catch_tools.progress import progress
 
 
 def _default(func: str) -> Path:
@@ -71,15 +72,20 @@ def _cmd_apply(args: argparse.Namespace) -> int:
         changed = apply_series_to_dir(_patches_dir(args), Path(args.target_dir), echo=print)
         print(f"applied the series to {args.target_dir}: {len(changed)} file(s) changed")
         return 0
-    return apply_and_describe(_source(args), _patches_dir(args), print, base=args.base, force=args.force,
-                              three_way=args.three_way, stop_at_conflict=args.stop_at_conflict, pin=_pin(args))
+    source, patches, pin = _source(args), _patches_dir(args), _pin(args)
+    with progress("apply") as shown:
+        return apply_and_describe(source, patches, print, base=args.base, force=args.force,
+                                  three_way=args.three_way, stop_at_conflict=args.stop_at_conflict, pin=pin,
+                                  progress=shown)
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    if args.target_dir:
-        report = check_series(_patches_dir(args), target_dir=Path(args.target_dir))
-    else:
-        report = check_series(_patches_dir(args), source=_source(args), base=args.base, pin=_pin(args))
+    with progress("check") as shown:
+        if args.target_dir:
+            report = check_series(_patches_dir(args), target_dir=Path(args.target_dir), progress=shown)
+        else:
+            report = check_series(_patches_dir(args), source=_source(args), base=args.base, pin=_pin(args),
+                                  progress=shown)
     print(report.to_json() if args.json else report.to_text(verbose=args.verbose))
     return 1 if report.failed else 0
 

@@ -31,14 +31,14 @@ from pathlib import Path
 from catch_tools.errors import UserError
 from catch_tools.git import Repo
 from catch_tools.patches.commits import fast_import, render_mbox
-from catch_tools.patches.engine import PatchOutcome, simulate
+from catch_tools.patches.engine import simulate
 from catch_tools.patches.gittree import REF_APPLIED, REF_BASE, GitTreeReader, open_tree, resolve_base
 from catch_tools.patches.model import Patch
 from catch_tools.patches.parse import display_path
 from catch_tools.patches.series import Series
 from catch_tools.patches.transaction import Transaction, recover, state_dir
 from catch_tools.pin import Pin
-from catch_tools.progress import progress as progress_display
+from catch_tools.progress import Reporter
 
 
 @dataclass
@@ -53,15 +53,6 @@ class ApplyResult:
     three_way: list[str] = field(default_factory=list)
     stopped: str | None = None
     next_steps: list[str] = field(default_factory=list)
-
-
-def simulate_with_progress(patches: list[Patch], reader: GitTreeReader, *, report_fuzz: bool = False,
-                           progress: bool | None = None) -> list[PatchOutcome]:
-    with progress_display("applying in memory", len(patches), enabled=progress) as bar:
-        def tick(_: PatchOutcome) -> None:
-            bar.advance()
-
-        return simulate(patches, reader, report_fuzz=report_fuzz, on_patch=tick)
 
 
 def _check_head(repo: Repo, base: str, force: bool) -> list[str]:
@@ -84,11 +75,12 @@ def _check_head(repo: Repo, base: str, force: bool) -> list[str]:
 
 def apply_to_git(source: Path, patches_dir: Path, *, base: str | None = None, force: bool = False,
                  three_way: bool = False, stop_at_conflict: bool = False, pin: Pin | None = None,
-                 progress: bool | None = None) -> ApplyResult:
+                 progress: Reporter | None = None) -> ApplyResult:
     """Apply the series in ``patches_dir`` to the git work tree ``source`` (see the module doc for the steps).
 
     Returns an :class:`ApplyResult`. Raises :class:`UserError` for every refusal or failure; the tree, HEAD and
     refs are then exactly as before (except after ``stop_at_conflict``, which returns ``stopped`` instead).
+    ``progress``: the caller's display (a counted line while the series is applied in memory).
     """
     repo = open_tree(source)
     notes = [n for n in [recover(repo, force=force)] if n]
@@ -97,7 +89,8 @@ def apply_to_git(source: Path, patches_dir: Path, *, base: str | None = None, fo
     base_sha = resolve_base(repo, pin, base)[0]
     dirty = _check_head(repo, base_sha, force)
     reader = GitTreeReader(repo, base_sha, series.touched_paths())
-    outcomes = simulate_with_progress(patches, reader, progress=progress)
+    with (progress or Reporter()).counted("applying in memory", len(patches)) as bar:
+        outcomes = simulate(patches, reader, on_patch=lambda _: bar.advance())
     failed = [o for o in outcomes if not o.ok]
     binary = any(ch.binary for p in patches for ch in p.files)
     if failed and not (three_way or stop_at_conflict or binary):
@@ -214,11 +207,11 @@ def _am_failed(tx: Transaction, patches: list[Patch], group: list[int], output: 
 
 def apply_and_describe(source: Path, patches_dir: Path, echo: Callable[[str], None], *, base: str | None = None,
                        force: bool = False, three_way: bool = False, stop_at_conflict: bool = False,
-                       pin: Pin | None = None) -> int:
+                       pin: Pin | None = None, progress: Reporter | None = None) -> int:
     """Run :func:`apply_to_git` and print a summary with ``echo``; returns the exit code (1 when stopped at a
     conflict, else 0). Raises what :func:`apply_to_git` raises."""
     result = apply_to_git(source, patches_dir, base=base, force=force, three_way=three_way,
-                          stop_at_conflict=stop_at_conflict, pin=pin)
+                          stop_at_conflict=stop_at_conflict, pin=pin, progress=progress)
     for note in result.notes:
         echo(f"note: {note}")
     if result.stopped:

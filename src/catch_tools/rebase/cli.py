@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rebase aborted: {upstream} and {project / 'patches'} are back to their state before it")
         return 0
     with progress("rebase") as shown:
-        rebase.progress = shown.line
+        rebase.progress = shown
         if sys.stdin.isatty():
             def ask(name: str) -> str:
                 with shown.paused():

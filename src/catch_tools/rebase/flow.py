@@ -30,6 +30,7 @@ from catch_tools.errors import UserError
 from catch_tools.faults import fault
 from catch_tools.git import NotAWorkTree, Repo
 from catch_tools.patches.gittree import COMMITTER, REF_APPLIED, REF_BASE, resolve_base
+from catch_tools.progress import Reporter
 from catch_tools.rebase import batch, pick, pinning, report, resolutions, series
 from catch_tools.rebase.state import (
     PatchState,
@@ -129,15 +130,15 @@ class Rebase:
     Args:
         project: the Catch checkout root (holds ``patches/``; its git index holds the ``pytorch`` gitlink if any).
         upstream: the upstream PyTorch work tree (the ``pytorch/`` submodule, a full clone, or the wheel-built repo).
-        progress: called with one line per event (patch applied, step done); default: silent.
+        progress: the display told one line per event (patch applied, step done); default: the log only.
     """
 
-    def __init__(self, project: Path, upstream: Path, progress: Callable[[str], None] | None = None) -> None:
+    def __init__(self, project: Path, upstream: Path, progress: Reporter | None = None) -> None:
         self.project = project.resolve()
         self.patches = self.project / "patches"
         self.repo = open_upstream(upstream)
         self.store = StateStore(self.repo.git_dir)
-        self.progress = progress or (lambda _line: None)
+        self.progress = progress or Reporter()
         #: called with a patch name when the maintainer resolved its conflict to no change (``git rm`` + ``--continue``)
         #: and gave no ``--reason``: returns the reason, or raises UserError (the CLI asks on a terminal)
         self.ask_reason: Callable[[str], str] | None = None
@@ -430,7 +431,7 @@ class Rebase:
             p.commit = commit
         state.phase, state.step, state.current, state.tip = "apply", 0, 0, state.step_commits[0]
         self.store.save(state)
-        self.progress(f"replayed {len(commits)} patches on {state.old_base_ref}")
+        self.progress.line(f"replayed {len(commits)} patches on {state.old_base_ref}")
         fault("rebase.replay")
 
     def _apply_step(self, state: RebaseState) -> Stopped | None:
@@ -469,7 +470,7 @@ class Rebase:
                 state.tip = moved.tip
                 state.current = state.patches.index(run[len(moved.moved) - 1]) + 1
                 self.store.save(state)
-                self.progress(f"{onto}: moved {len(moved.moved)} patch(es) in memory")
+                self.progress.line(f"{onto}: moved {len(moved.moved)} patch(es) in memory")
                 continue
             stopped = self._pick_one(state, p, onto, ids)
             if stopped is not None:
@@ -506,7 +507,7 @@ class Rebase:
             p.new_commit, state.tip = outcome.commit, outcome.commit
         state.current += 1
         self.store.save(state)
-        self.progress(f"{onto}: {p.name}: {outcome.status}")
+        self.progress.line(f"{onto}: {p.name}: {outcome.status}")
         return None
 
     def _settle_conflict(self, state: RebaseState) -> None:
@@ -536,7 +537,7 @@ class Rebase:
                 p.results.append(StepResult(onto, "resolved", "conflict resolved by hand", files=state.conflict_files))
                 p.new_commit, state.tip = new, new
                 recorded = resolutions.record(self.repo, self.project, onto, p.name, p.commit, new)
-                self.progress(f"{onto}: {p.name}: resolution recorded in {recorded}")
+                self.progress.line(f"{onto}: {p.name}: resolution recorded in {recorded}")
         fault("rebase.resolve")
         state.phase, state.current, state.conflict_files = "apply", state.current + 1, []
         self.store.save(state)

@@ -63,7 +63,7 @@ def replay(repo: Repo, patches: Path, base: str, pin: Pin) -> list[str]:
 
 def _replay_with_checkout(repo: Repo, patches: Path, base: str, pin: Pin, expected: list[str]) -> list[str]:
     repo.reset_hard(base)  # detached: the engine's checkout never moves a branch of the maintainer
-    result = apply_to_git(repo.root, patches, base=base, pin=pin, progress=False)
+    result = apply_to_git(repo.root, patches, base=base, pin=pin)
     if result.stopped or [name for name, _commit in result.commits] != expected:
         raise UserError("the series does not apply to its own base", path=patches / "series")
     return [commit for _name, commit in result.commits]

@@ -147,8 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if report:
             clikit.output_dir(report.parent, "--report")
         with progress(f"upgrade to torch {release}") as shown:
-            rep = steps.run(ctx, args.start,  # a step starting is transient, its result is kept
-                            progress=lambda m: shown.step(m) if m.endswith("...") else shown.line(m))
+            rep = steps.run(ctx, args.start, progress=shown)
         for target in targets:
             text = to_markdown(rep) if target.suffix == ".md" else json.dumps(rep, indent=2) + "\n"
             target.write_text(text, encoding="utf-8")

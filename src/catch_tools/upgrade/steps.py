@@ -41,6 +41,7 @@ from packaging.version import InvalidVersion, Version
 from catch_tools.errors import UserError
 from catch_tools.git import locate, try_git
 from catch_tools.pin import load_pin, manifest_path, parse_pin, update_pin
+from catch_tools.progress import Reporter
 
 #: Build and test requirements of the backend venv besides torch (tox -e backend's deps, and the tooling for the proof
 #: gate and the wheel build: the project itself, editable).
@@ -475,19 +476,20 @@ class CheckoutGuard:
             tmp.replace(path)
 
 
-def run(ctx: Context, start: str | None = None, progress: Callable[[str], None] = lambda _m: None) -> dict[str, Any]:
+def run(ctx: Context, start: str | None = None, progress: Reporter | None = None) -> dict[str, Any]:
     """Run the steps from the first one not passed (or from ``start``); return the report (see :func:`report`).
 
     Stops at the first failed step (later steps are reported ``not run``). The state is saved after every step. A run
     that does not end with every step passed (a failed step, an error, Ctrl-C) leaves the checkout's files as it
     found them (:class:`CheckoutGuard`); a run that skips ``fetch`` first writes ``fetch``'s recorded manifest edit
-    again.
+    again. ``progress``: the caller's display, told each step as it starts (transient) and ends (kept).
 
     Raises:
         UserError: ``start`` is not a step name, or the state file is damaged (:func:`load_state`).
     """
     if start is not None and start not in STEPS:
         raise UserError(f"--from {start}: not a step (steps: {', '.join(STEPS)})")
+    shown = progress or Reporter()
     ctx.work.mkdir(parents=True, exist_ok=True)
     state = load_state(ctx.work)
     found = sources_hash(ctx.project)
@@ -519,7 +521,7 @@ def run(ctx: Context, start: str | None = None, progress: Callable[[str], None] 
                 continue
             log = ctx.log(name)
             log.write_text("", encoding="utf-8")
-            progress(f"upgrade: {name}...")
+            shown.step(f"upgrade: {name}...")
             started = time.monotonic()
             try:
                 detail = func(ctx)
@@ -531,7 +533,7 @@ def run(ctx: Context, start: str | None = None, progress: Callable[[str], None] 
                                  "detail": err.detail, "next": err.next_action, "log": str(err.log or log)}
             state["outputs"] = ctx.outputs
             save_state(ctx.work, state)
-            progress(f"upgrade: {name}: {results[name]['status']} ({results[name]['seconds']} s)")
+            shown.line(f"upgrade: {name}: {results[name]['status']} ({results[name]['seconds']} s)")
         finished = not failed
     finally:
         if not finished:
