@@ -18,8 +18,9 @@ from catch_tools.interfaces.files import check_files
 from catch_tools.interfaces.pair import WheelPair
 from catch_tools.interfaces.pyapi import check_api
 from catch_tools.interfaces.report import LayerResult, Report
-from catch_tools.interfaces.schemas import BACKEND_NAMESPACES, BACKEND_PACKAGE, Probes, check_schemas, runtime_facts
+from catch_tools.interfaces.schemas import BACKEND_NAMESPACES, Probes, check_schemas, runtime_facts
 from catch_tools.progress import Reporter
+from catch_tools.wheel.inputs import BACKEND_PACKAGE
 from catch_tools.wheel.metadata import member_text
 
 ALL_LAYERS = (0, 1, 2, 3)

@@ -20,11 +20,12 @@ import configparser
 
 from catch_tools.interfaces.pair import WheelPair
 from catch_tools.interfaces.report import INCOMPATIBLE, REVIEW, LayerResult
+from catch_tools.wheel.inputs import BACKEND_PACKAGE
 from catch_tools.wheel.metadata import backend_extras, member_text, metadata_field
 from catch_tools.wheel.record import is_unhashed, parse_record, record_digest
 from catch_tools.wheel.zipraw import RawZipReader
 
-BACKEND_PREFIXES = ("torch_mlu/",)
+BACKEND_PREFIXES = (f"{BACKEND_PACKAGE}/",)
 FROZEN_PREFIXES = ("torch/include/", "torch/share/cmake/")
 #: Files the combined build edits on purpose.
 EDITED = ("torch/version.py",)

@@ -35,8 +35,8 @@ from catch_tools.interfaces import _probe
 from catch_tools.interfaces.pair import WheelPair
 from catch_tools.interfaces.report import ERROR, INCOMPATIBLE, REVIEW, LayerResult
 from catch_tools.paths import cache_dir
+from catch_tools.wheel.inputs import BACKEND_PACKAGE
 
-BACKEND_PACKAGE = "torch_mlu"
 BACKEND_NAMESPACES = ("torch_mlu", "mlu")
 PROBE_TIMEOUT_S = 600
 

@@ -180,8 +180,7 @@ def check_wheel(wheel: Path) -> CheckedWheel:
     except UserError as err:
         raise UserError(f"cannot read the wheel: {err.message}", path=wheel, exit_code=err.exit_code) from None
     with reader:
-        check_wheel_identity(reader)
-        dist_info = dist_info_dir(reader)
+        dist_info = check_wheel_identity(reader)
         meta_name, record_name = f"{dist_info}/METADATA", f"{dist_info}/RECORD"
         if reader.get(record_name) is None:
             raise UserError(f"the wheel has no {record_name}", path=wheel)

@@ -51,6 +51,7 @@ from urllib.parse import quote
 
 from catch_tools.errors import UserError
 from catch_tools.release import index, servers
+from catch_tools.wheel.metadata import dist_info_dir, member_text
 from catch_tools.wheel.record import parse_record
 from catch_tools.wheel.zipraw import RawZipReader
 
@@ -148,10 +149,8 @@ def _wheel_record(wheel: Path) -> dict[str, str]:
         UserError: an unreadable wheel, not one RECORD in a top-level ``.dist-info``, or a malformed RECORD.
     """
     with RawZipReader(wheel) as reader:
-        names = [n for n in reader.names() if n.count("/") == 1 and n.endswith(".dist-info/RECORD")]
-        if len(names) != 1:
-            raise UserError(f"expected one *.dist-info/RECORD in the wheel, found {len(names)}", path=wheel)
-        rows = parse_record(index.member_text(reader, names[0]), f"{wheel}!{names[0]}")
+        record = f"{dist_info_dir(reader)}/RECORD"
+        rows = parse_record(member_text(reader, record), f"{wheel}!{record}")
     return {path: row.digest for path, row in rows.items() if row.digest}
 
 
