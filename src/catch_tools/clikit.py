@@ -30,9 +30,6 @@ import re
 import sys
 import textwrap
 from collections.abc import Sequence
-from pathlib import Path
-
-from catch_tools.errors import UserError
 
 _ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
 _LITERAL = re.compile(r"``([^`]+)``")
@@ -73,25 +70,3 @@ def setup_logging(args: argparse.Namespace) -> None:
         handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
         handler._catch = True  # type: ignore[attr-defined]
         logger.addHandler(handler)
-
-
-def output_dir(path: Path, option: str, *, create: bool = True) -> Path:
-    """The directory an option names for the tool to write into (``--work DIR``), created with its parents when
-    missing (not with ``create=False``: only checked, so that every option can be checked before anything is
-    written); returns ``path``.
-
-    Raises:
-        UserError: ``path`` or one of its parents exists and is not a directory (a regular file, say; the one line
-            names that path and ``option``), or the directory cannot be created.
-    """
-    for existing in (path, *path.parents):
-        if existing.exists() or existing.is_symlink():
-            if not existing.is_dir():
-                raise UserError(f"{option} needs a directory, and this is not one", path=existing)
-            break
-    if create:
-        try:
-            path.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise UserError(f"{option}: cannot create the directory ({err.strerror or err})", path=path) from None
-    return path

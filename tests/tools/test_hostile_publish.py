@@ -280,7 +280,8 @@ def test_publish_release_quotes_a_wheel_name_with_a_newline(tmp_path: Path) -> N
 def test_an_index_dir_that_is_a_file_is_one_line(tmp_path: Path) -> None:
     target = tmp_path / "idx"
     target.write_text("a file\n")
-    one_error_line(publish_index(probe(tmp_path / "dist"), "--index-dir", target), f"{target}: not a directory")
+    one_error_line(publish_index(probe(tmp_path / "dist"), "--index-dir", target),
+                   f"{target}: --index-dir needs a directory, and this is not one")
     assert target.read_text() == "a file\n"
 
 

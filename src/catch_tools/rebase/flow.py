@@ -42,7 +42,7 @@ from catch_tools.rebase.state import (
     copy_tree_exact,
     tree_hash,
 )
-from catch_tools.userfiles import read_regular_file
+from catch_tools.userfiles import read_regular_file, report_files, writable_report_files
 
 REF_OLD_TIP = "refs/catch-rebase/old-tip"
 #: Where a crash is injected (``CATCH_FAULT=rebase.<point>``, :mod:`catch_tools.faults`): state saved at start;
@@ -178,7 +178,7 @@ class Rebase:
             drops = dict(drops or {})
             self._check_drops(drops, names)
             if report_path is not None:
-                _check_report_path(report_path)
+                writable_report_files(report_path.resolve(), "--report")
             old_base, old_ref = resolve_base(self.repo, pinning.load_project_pin(self.project),
                                              hint="fetch it or pass --source DIR")
             steps = [*(via or []), onto]
@@ -347,7 +347,7 @@ class Rebase:
         """Files outside ``patches/`` a rebase may write: git's scratch files, the report files and the project's
         ``constraints.txt`` (:func:`catch_tools.rebase.pinning.write_pin`)."""
         stems = [self.repo.git_dir / REPORT_NAME] + ([] if report_path is None else [report_path.resolve()])
-        reports = [p for stem in stems for p in _report_files(stem)]
+        reports = [p for stem in stems for p in report_files(stem)]
         return ([self.repo.git_dir / name for name in GIT_SCRATCH_FILES] + reports
                 + [pinning.constraints_path(self.project)])
 
@@ -626,32 +626,9 @@ class Rebase:
             targets.append(Path(state.report_path))
         written = []
         for stem in targets:
-            md, js = _report_files(stem)
+            md, js = report_files(stem)
             md.parent.mkdir(parents=True, exist_ok=True)
             md.write_text(markdown, encoding="utf-8")
             js.write_text(text, encoding="utf-8")
             written += [md, js]
         return written
-
-
-def _check_report_path(stem: Path) -> None:
-    """Refuse a ``--report PATH`` whose files cannot be written, before the rebase changes anything: PATH.md or
-    PATH.json is a directory or not a regular file, or a parent directory on the way is a file.
-
-    Raises:
-        UserError: naming the offending path.
-    """
-    for path in _report_files(stem.resolve()):
-        if path.exists() and not path.is_file():
-            raise UserError("is not a regular file: --report PATH writes PATH.md and PATH.json there", path=path)
-        parent = path.parent
-        while not parent.exists() and not parent.is_symlink():
-            parent = parent.parent
-        if not parent.is_dir():
-            raise UserError(f"is not a directory, so --report cannot write {path.name} below it", path=parent)
-
-
-def _report_files(stem: Path) -> tuple[Path, Path]:
-    """``--report PATH`` -> (PATH.md, PATH.json); a given ``.md``/``.json`` suffix is replaced."""
-    base = stem.with_suffix("") if stem.suffix in (".md", ".json") else stem
-    return base.with_name(base.name + ".md"), base.with_name(base.name + ".json")

@@ -51,7 +51,7 @@ from packaging.utils import BuildTag, NormalizedName, parse_wheel_filename
 from packaging.version import Version
 
 from catch_tools.errors import UserError
-from catch_tools.userfiles import decode_utf8
+from catch_tools.userfiles import decode_utf8, output_dir
 from catch_tools.wheel.metadata import check_wheel_identity, dist_info_dir, member_text
 from catch_tools.wheel.record import check_listing, parse_record, verify_members
 from catch_tools.wheel.zipraw import RawZipReader
@@ -252,12 +252,6 @@ def _report(strays: dict[str, UserError], warn: Warn) -> None:
         warn(UserError(f"{err.message}: not a published wheel, left out of the pages", path=err.path, line=err.line))
 
 
-def _directory(path: Path) -> None:
-    """Refuse ``path`` when it exists and is not a directory (it is created later, when writing)."""
-    if (path.exists() or path.is_symlink()) and not path.is_dir():
-        raise UserError("not a directory", path=path)
-
-
 def _scan(root: Path) -> tuple[dict[str, IndexFile], dict[str, NormalizedName], dict[str, UserError]]:
     """Read ``ROOT/files``: (published entries by file name, their projects, strays by file name: why each ``*.whl``
     that is not a published wheel is not).
@@ -267,7 +261,7 @@ def _scan(root: Path) -> tuple[dict[str, IndexFile], dict[str, NormalizedName], 
             be listed.
     """
     for path in (root, root / "files", root / "simple"):
-        _directory(path)
+        output_dir(path, "--index-dir", create=False)
     entries: dict[str, IndexFile] = {}
     projects: dict[str, NormalizedName] = {}
     strays: dict[str, UserError] = {}
@@ -312,7 +306,7 @@ def _pages(root: Path, entries: dict[str, IndexFile], projects: dict[str, Normal
     top = [f'    <a href="{quote(p)}/">{html.escape(p)}</a><br>' for p in sorted(by_project)]
     pages[root / "simple" / "index.html"] = _PAGE.format(title="Simple index", links="\n".join(top)).encode()
     for page in pages:
-        _directory(page.parent)
+        output_dir(page.parent, "--index-dir", create=False)
         if page.is_dir():
             raise UserError("is a directory, not a page", path=page)
     return pages

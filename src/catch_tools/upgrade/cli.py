@@ -35,10 +35,10 @@ from rich.console import Console
 from rich.table import Table
 
 from catch_tools import clikit
-from catch_tools.errors import UserError
 from catch_tools.paths import cache_dir, repo_root
 from catch_tools.progress import progress
 from catch_tools.upgrade import steps
+from catch_tools.userfiles import output_dir, writable_report_files
 
 EXAMPLES = (
     "scripts/upgrade.py",
@@ -98,20 +98,6 @@ def rebase_command(project: Path, given_project: bool) -> str:
     return " ".join([*words, "--onto", "vX.Y.Z"])
 
 
-def _report_targets(stem: Path, option: str) -> list[Path]:
-    """``PATH.md`` and ``PATH.json`` of a report stem, checked (nothing created) before anything runs.
-
-    Raises:
-        UserError: the stem's directory, or a parent, is not a directory; or one of the two is not a regular file.
-    """
-    clikit.output_dir(stem.parent, option, create=False)
-    targets = [stem.with_name(stem.name + ".md"), stem.with_name(stem.name + ".json")]
-    for target in targets:
-        if target.exists() and not target.is_file():
-            raise UserError(f"{option}: not a regular file, the report cannot be written there", path=target)
-    return targets
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv``, run (or show) the upgrade steps; see the module docstring for the exit status.
 
@@ -127,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     work = (args.work or cache_dir() / "upgrade" / release).resolve()
     ctx = steps.Context(project=project, work=work, release=release, demo_epochs=args.demo_epochs)
     if args.command == "status":
-        clikit.output_dir(work, "--work", create=False)
+        output_dir(work, "--work", create=False)
         state = steps.load_state(work)
         if state.get("release") != release:
             other = f" (its last run was to torch {state['release']})" if state.get("release") else ""
@@ -141,11 +127,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.force:
             steps.require_rebased_pin(project, rebase_command(project, args.project is not None))
         report = args.report.resolve() if args.report else None
-        targets = _report_targets(work / "upgrade-report", "--work") + (
-            _report_targets(report, "--report") if report else [])
-        clikit.output_dir(work, "--work")
+        targets = [*writable_report_files(work / "upgrade-report", "--work"),
+                   *(writable_report_files(report, "--report") if report else ())]
+        output_dir(work, "--work")
         if report:
-            clikit.output_dir(report.parent, "--report")
+            output_dir(report.parent, "--report")
         with progress(f"upgrade to torch {release}") as shown:
             rep = steps.run(ctx, args.start, progress=shown)
         for target in targets:

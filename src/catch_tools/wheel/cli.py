@@ -23,8 +23,9 @@ from catch_tools.errors import UserError
 from catch_tools.paths import cache_dir, repo_root
 from catch_tools.pin import Pin, load_pin, manifest_path
 from catch_tools.progress import progress
+from catch_tools.userfiles import output_dir
 from catch_tools.wheel import source as source_mode
-from catch_tools.wheel.overlay import BuildResult, build_overlay, check_output_dir
+from catch_tools.wheel.overlay import BuildResult, build_overlay
 from catch_tools.wheel.sources import backend_build_command, backend_wheel, upstream_wheel
 
 
@@ -70,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = args.out or root / "dist"
     if args.dry_run and not args.from_source:
         raise UserError("--dry-run only applies to --from-source")
-    check_output_dir(out)
+    output_dir(out, "--out", create=False)
     if args.from_source:
         return _from_source(args, pin, root, out)
     with tempfile.TemporaryDirectory(prefix="catch-backend-") as tmp:

@@ -28,6 +28,7 @@ from catch_tools.errors import UserError
 from catch_tools.patches import Series, apply_series_to_dir, check_series, lint_series
 from catch_tools.pin import Pin
 from catch_tools.progress import Reporter
+from catch_tools.userfiles import output_dir
 from catch_tools.wheel.inputs import BACKEND_PACKAGE, WheelInfo, backend_payload, check_upstream, open_wheel
 from catch_tools.wheel.metadata import (
     add_extras,
@@ -131,27 +132,6 @@ def _refuse_failing(series: Series, tree: Path) -> None:
                         "run scripts/apply_patches.py check)", path=file or failed.file, line=line)
 
 
-def check_output_dir(out_dir: Path) -> None:
-    """Refuse an output directory that is, or is below, something other than a directory (checked before any work).
-
-    Raises:
-        UserError: ``out_dir`` or one of its existing ancestors is a file (or another non-directory).
-    """
-    for path in (out_dir, *out_dir.parents):
-        if path.exists():
-            if not path.is_dir():
-                raise UserError("is not a directory, expected the output directory (--out DIR)", path=path)
-            return
-
-
-def _make_output_dir(out_dir: Path) -> None:
-    check_output_dir(out_dir)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise UserError(f"cannot create the output directory: {err.strerror}", path=out_dir) from None
-
-
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -246,7 +226,7 @@ def build_overlay(
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     version = pin.combined_version
-    _make_output_dir(out_dir)
+    output_dir(out_dir, "--out")
     remove_stale_partials(out_dir)
     final = out_dir / combined_filename(upstream_wheel.name, version)
     work = Path(tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{os.getpid()}-", dir=out_dir))
