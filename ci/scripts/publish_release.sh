@@ -23,7 +23,10 @@
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: publish_release.sh TAG DIST_DIR" >&2; exit 2; }
 tag=$1 dist=$2
-publish_index=$(dirname "$0")/../../scripts/publish_index.py
+root=$(cd "$(dirname "$0")/../.." && pwd)
+publish_index=$root/scripts/publish_index.py
+# publish_index.py imports catch_tools: this checkout's, also under a python3 without the tooling installed.
+export PYTHONPATH=$root/src${PYTHONPATH:+:$PYTHONPATH}
 shopt -s nullglob
 wheels=("$dist"/torch-*catch*.whl)
 [ ${#wheels[@]} -eq 1 ] || {

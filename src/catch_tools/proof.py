@@ -18,7 +18,8 @@ import torch in a fresh interpreter and check ``torch.__file__``.
   directories on the way to a file the series touches, which are real, and the touched files, which are copies
   patched by the patch engine (:func:`catch_tools.patches.apply_series_to_dir`).
 
-The module also renders the series as the Markdown table of ``docs/patches.md`` (:func:`render_table`).
+The module also renders the series as the Markdown table of ``docs/patches.md`` (:func:`render_table`). Its command
+line is :mod:`catch_tools.cli.prove` (``scripts/prove_patches.py``, ``catch prove``).
 """
 
 from __future__ import annotations
@@ -311,20 +312,6 @@ def proofs_to_json(results: list[PatchProof]) -> str:
     return json.dumps({"ok": all(r.ok for r in results), "patches": [asdict(r) for r in results]}, indent=2)
 
 
-def print_table(results: list[PatchProof]) -> None:
-    """Print the verdicts as a ``rich`` table on stdout."""
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title="patch proof gate")
-    for col in ("patch", "test", "unpatched", "patched", "verdict", "s"):
-        table.add_column(col)
-    for r in results:
-        verdict = "[green]proven[/green]" if r.ok else "[red]REJECTED[/red]"
-        table.add_row(r.patch, r.test or "-", r.unpatched, r.patched, verdict, f"{r.seconds:.1f}")
-    Console(width=200).print(table)
-
-
 def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -356,59 +343,3 @@ def render_table(patches_dir: Path) -> str:
         lines.append(f"| {i} | [{patch.name}](../patches/{patch.name}) | {_md_cell(patch.meta.subject)} | {files} "
                      f"| `{_md_cell(test)}` | {_md_cell(status)} |")
     return "\n".join(lines) + "\n"
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI of ``scripts/prove_patches.py``; returns the exit code (0 all proven, 1 a patch rejected or the table
-    is stale, 2 a user error through :func:`catch_tools.errors.run_cli`)."""
-    import argparse
-
-    from catch_tools import paths
-    from catch_tools.paths import repo_root
-
-    parser = argparse.ArgumentParser(prog="prove_patches.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--patches-dir", type=Path, help="the series directory (default: <repo>/patches)")
-    parser.add_argument("--torch-tree", type=Path, help="patched torch tree, e.g. the site-packages of an installed "
-                        "combined wheel (default: an overlay of the installed torch with the series applied)")
-    parser.add_argument("--upstream-tree", type=Path, help="unpatched torch tree (default: the installed torch)")
-    parser.add_argument("--patch", action="append", default=[], help="prove only this patch (repeatable)")
-    parser.add_argument("--json", action="store_true", help="print the verdicts as JSON instead of a table")
-    parser.add_argument("--write-table", action="store_true", help="regenerate docs/patches.md and exit")
-    parser.add_argument("--check-table", action="store_true", help="exit 1 if docs/patches.md is not current")
-    args = parser.parse_args(argv)
-    root = repo_root()
-    patches_dir = args.patches_dir or paths.patches_dir()
-    if args.write_table or args.check_table:
-        doc = root / "docs" / "patches.md"
-        text = render_table(patches_dir)
-        if args.check_table:
-            if not doc.is_file() or doc.read_text(encoding="utf-8") != text:
-                print(f"{display_path(doc)} is stale: run python scripts/prove_patches.py --write-table",
-                      file=sys.stderr)
-                return 1
-            print(f"{display_path(doc)} is current")
-            return 0
-        doc.parent.mkdir(parents=True, exist_ok=True)
-        doc.write_text(text, encoding="utf-8")
-        print(f"wrote {display_path(doc)}")
-        return 0
-    for opt in ("torch_tree", "upstream_tree"):
-        value = getattr(args, opt)
-        if value is not None and not value.is_dir():
-            raise UserError(f"--{opt.replace('_', '-')}: no such directory", path=str(value))
-
-    def progress(result: PatchProof) -> None:
-        if not args.json:
-            mark = "proven" if result.ok else "REJECTED"
-            print(f"{mark}: {result.patch} ({result.seconds:.1f} s)", file=sys.stderr)
-
-    results = prove_series(patches_dir, root=root, torch_tree=args.torch_tree, upstream_tree=args.upstream_tree,
-                           only=args.patch, on_result=progress)
-    if args.json:
-        print(proofs_to_json(results))
-    else:
-        print_table(results)
-    for r in results:
-        if not r.ok:
-            print(f"rejected: {r.patch}: {r.reason}", file=sys.stderr)
-    return 0 if all(r.ok for r in results) else 1

@@ -9,7 +9,8 @@ tree at the release tag. :func:`upstream_repo` turns one or more releases into a
 tag (``v<version>``) per release, in version order on one linear history -- the shape of upstream's release history as
 seen by a rebase. Everything is cached under :func:`catch_tools.paths.cache_dir` (downloads ~540 MB per release).
 
-Commits are reproducible: fixed author/committer and dates, so the same releases give the same commit ids.
+Commits are reproducible: fixed author/committer and dates, so the same releases give the same commit ids. The
+command line is :mod:`catch_tools.cli.upstream` (``scripts/upstream.py``, ``catch upstream``).
 """
 
 from __future__ import annotations
@@ -271,35 +272,3 @@ def clone_upstream(versions: Sequence[str], dest: Path) -> Path:
             str(src), str(dest))
     _git(dest, "fetch", "-q", "--tags", "origin")
     return dest
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI ``scripts/upstream.py``: print paths of real upstream material, building it on first use.
-
-    ``wheel [VERSION]``            path of the cached release wheel (default: the pin's release)
-    ``tree [VERSION ...]``          path of the cached read-only repository of those releases
-    ``checkout DEST [VERSION ...]`` a work clone at DEST (made once, reused after), path printed
-    """
-    import argparse
-
-    from catch_tools.pin import load_pin
-
-    parser = argparse.ArgumentParser(prog="upstream.py", description=main.__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("wheel").add_argument("versions", nargs="?", default=None)
-    sub.add_parser("tree").add_argument("versions", nargs="*")
-    checkout = sub.add_parser("checkout")
-    checkout.add_argument("dest", type=Path)
-    checkout.add_argument("versions", nargs="*")
-    args = parser.parse_args(argv)
-    pinned = load_pin().public_version
-    if args.cmd == "wheel":
-        print(release_wheel(args.versions or pinned))
-    elif args.cmd == "tree":
-        print(upstream_repo(args.versions or [pinned]))
-    else:
-        if not (args.dest / ".git").exists():
-            clone_upstream(args.versions or [pinned], args.dest)
-        print(args.dest)
-    return 0

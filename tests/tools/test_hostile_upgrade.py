@@ -21,11 +21,12 @@ from pathlib import Path
 import pytest
 from conftest import git_cmd
 
+from catch_tools.cli import upgrade as cli
+from catch_tools.cli import wheel as wheel_cli
 from catch_tools.errors import UserError, run_cli
 from catch_tools.paths import repo_root
 from catch_tools.pin import load_pin, manifest_path, update_pin
-from catch_tools.upgrade import cli, steps
-from catch_tools.wheel import cli as wheel_cli
+from catch_tools.upgrade import steps
 
 RELEASE = "2.15.0"
 NEW_COMMIT = "d0f2af8b66b20da4baa50644c0cd3f887a2eae2e"

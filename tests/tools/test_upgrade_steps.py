@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from conftest import git_cmd
 
+from catch_tools.cli import upgrade as cli
 from catch_tools.paths import repo_root
 from catch_tools.pin import load_pin, manifest_path
-from catch_tools.upgrade import cli, steps
+from catch_tools.upgrade import steps
 
 
 @pytest.fixture

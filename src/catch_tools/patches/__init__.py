@@ -3,7 +3,7 @@
 
 """The patch engine: Catch's series of patches on top of the pinned upstream PyTorch.
 
-Library entry points (the CLI ``scripts/apply_patches.py`` is a thin layer over them):
+Library entry points (the command line ``scripts/apply_patches.py`` is a thin layer over them):
 
 * :class:`Series` -- ``patches/series`` read once and every patch parsed once (quilt series; mbox, DEP-3 or plain
   diffs);
@@ -14,7 +14,7 @@ Library entry points (the CLI ``scripts/apply_patches.py`` is a thin layer over 
 Modules: ``parse`` (one patch file), ``series`` (the series file), ``classify`` (python/native/unshipped paths),
 ``hunks`` + ``engine`` (in-memory application with git's matching rules), ``commits`` (fast-import), ``gittree``
 (refs, base, reading a commit), ``transaction`` (crash-safe tree changes), ``gitapply``, ``dirapply``, ``check``,
-``status``, ``export``, ``lint``, ``cli``.
+``status``, ``export``, ``lint``; the command line is :mod:`catch_tools.cli.patches`.
 """
 
 from catch_tools.patches.check import CheckReport, check_series

@@ -12,7 +12,7 @@ Modules, one job each:
 - :mod:`.pinning`  -- the new pin (tag, upstream commit, wheel version) in the manifest and the ``pytorch`` gitlink;
 - :mod:`.state`    -- the in-progress state under ``<git-dir>/catch-rebase/`` and the ``patches/`` backup;
 - :mod:`.report`   -- the Markdown / JSON report with ``git range-diff``;
-- :mod:`.cli`      -- argument parsing.
+- the command line is :mod:`catch_tools.cli.rebase`.
 """
 
 from catch_tools.rebase.flow import Finished, Rebase, Stopped

@@ -27,7 +27,6 @@ step passed or was skipped, 1 when one failed.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import contextlib
 import csv
@@ -36,17 +35,14 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
-from types import FrameType
 from urllib.parse import quote
 
 from catch_tools.errors import UserError
@@ -483,30 +479,3 @@ class Rehearsal:
                 self.cleanup(stack)
         self.report.total_seconds = time.monotonic() - start
         return self.report
-
-
-def _terminate(signum: int, _frame: FrameType | None) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI of scripts/release_rehearsal.py: run the rehearsal, print the table; exit 0 ok, 1 a step failed."""
-    parser = argparse.ArgumentParser(prog="release_rehearsal.py", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--json", type=Path, help="also write the report (steps, digests, pids) as JSON here")
-    parser.add_argument("--fail-at", metavar="STEP", help="make the step of this name fail (tests the cleanup)")
-    parser.add_argument("--no-podman", action="store_true", help="behave as if podman were missing")
-    args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, _terminate)  # a killed run still stops its servers and deletes its files
-    work = Path(tempfile.mkdtemp(prefix="catch-release-"))
-
-    def show(step: Step) -> None:
-        print(f"[{step.seconds:6.1f} s] {step.result:7} {step.name}" + (f": {step.detail}" if step.detail else ""),
-              flush=True)
-
-    report = Rehearsal(work, fail_at=args.fail_at, podman="" if args.no_podman else None, on_step=show).run()
-    print()
-    print(report.table())
-    if args.json:
-        args.json.write_text(json.dumps({**asdict(report), "ok": report.ok}, indent=2))
-    return 0 if report.ok else 1

@@ -10,7 +10,7 @@
 - :mod:`.overlay`  -- the overlay build (default mode).
 - :mod:`.source`   -- the source build plan (``--from-source``).
 - :mod:`.sources`  -- obtaining the input wheels (pip download, pip wheel of ``catch/``).
-- :mod:`.cli`      -- ``scripts/build_wheel.py``.
+- the command line (``scripts/build_wheel.py``) is :mod:`catch_tools.cli.wheel`.
 """
 
 from catch_tools.wheel.overlay import BuildResult, build_overlay

@@ -48,9 +48,9 @@ EXAMPLES = (
 )
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(prog: str = "upgrade.py") -> argparse.ArgumentParser:
     paragraphs = __doc__.split("\n\n")
-    p = clikit.parser("upgrade.py", paragraphs[0], EXAMPLES,
+    p = clikit.parser(prog, paragraphs[0], EXAMPLES,
                       epilog=" ".join(x.replace("\n", " ") for x in paragraphs[3:]).strip())
     p.add_argument("command", nargs="?", choices=["status"], help="status: the report of the last run, nothing run")
     p.add_argument("--project", metavar="DIR", type=Path, help="Catch checkout (default: this repository)")
@@ -98,7 +98,7 @@ def rebase_command(project: Path, given_project: bool) -> str:
     return " ".join([*words, "--onto", "vX.Y.Z"])
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "upgrade.py") -> int:
     """Parse ``argv``, run (or show) the upgrade steps; see the module docstring for the exit status.
 
     Raises:
@@ -106,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             :func:`catch_tools.upgrade.steps.require_rebased_pin`), ``--work``/``--report`` name no directory, or
             the state file is damaged.
     """
-    args = _parser().parse_args(argv)
+    args = _parser(prog).parse_args(argv)
     clikit.setup_logging(args)
     project = (args.project or repo_root()).resolve()
     release = steps.release_of(project)

@@ -1,7 +1,8 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Command line of the patch engine: ``scripts/apply_patches.py {apply,check,status,reverse,export,lint}``.
+"""Command line of the patch engine: ``scripts/apply_patches.py {apply,check,status,reverse,export,lint}``, also
+``catch apply``, ``catch check``... (:mod:`catch_tools.cli`).
 
 Exit status: 0 success; 1 when the command's answer is "no" (``check`` found failing patches, ``lint`` found
 problems, ``export --dry-run`` would change files, ``apply --stop-at-conflict`` stopped); 2 for a user error
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from catch_tools.clikit import add_verbosity, plain, setup_logging
-from catch_tools.errors import UserError, run_cli
+from catch_tools.errors import UserError
 from catch_tools.patches.check import check_series
 from catch_tools.patches.dirapply import apply_series_to_dir
 from catch_tools.patches.export import describe_export, export_series
@@ -136,7 +137,7 @@ def _sub(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, pa
                           formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "apply_patches.py") -> argparse.ArgumentParser:
     """The argparse parser (one subcommand per capability; the shared vocabulary of :mod:`catch_tools.clikit`)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--patches-dir", metavar="DIR", help="the series directory (default: <repo>/patches)")
@@ -146,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     tree.add_argument("--source", metavar="DIR", help="git work tree (default: the pytorch/ submodule)")
     tree.add_argument("--base", metavar="REF", help="base commit (default: the pin's commit, else its tag)")
 
-    parser = argparse.ArgumentParser(prog="apply_patches.py", description=plain(__doc__ or ""),
+    parser = argparse.ArgumentParser(prog=prog, description=plain(__doc__ or ""),
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="examples:\n" + "".join(f"  {e[0]}\n" for e in _EXAMPLES.values()))
     sub = parser.add_subparsers(dest="command", required=True)
@@ -185,13 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "apply_patches.py") -> int:
     """Parse ``argv`` and run the subcommand; returns the exit status (see module doc)."""
-    args = build_parser().parse_args(argv)
+    args = build_parser(prog).parse_args(argv)
     setup_logging(args)
     return int(args.func(args))
-
-
-def entry() -> None:
-    """Console-script entry point (``catch-apply-patches``)."""
-    sys.exit(run_cli(main))

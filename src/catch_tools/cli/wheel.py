@@ -29,9 +29,9 @@ from catch_tools.wheel.overlay import BuildResult, build_overlay
 from catch_tools.wheel.sources import backend_build_command, backend_wheel, upstream_wheel
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(prog: str = "build_wheel.py") -> argparse.ArgumentParser:
     p = parser(
-        "build_wheel.py",
+        prog,
         "Build the combined wheel torch-<wheel_version>.catch<N>-<tags>.whl: the pinned upstream wheel + the series + "
         "the Catch backend (overlay mode), or from the pytorch/ checkout (--from-source).",
         ["scripts/build_wheel.py", "scripts/build_wheel.py --catch-wheel dist/torch_mlu-0.1.0-py3-none-any.whl",
@@ -60,9 +60,9 @@ def _report(result: BuildResult) -> None:
           f"verification {t['verify_wait']:.2f} s, total {t['total']:.2f} s")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "build_wheel.py") -> int:
     """Parse ``argv`` and build; returns the exit status. Raises UserError on bad input (see module doc)."""
-    args = _parser().parse_args(argv)
+    args = _parser(prog).parse_args(argv)
     setup_logging(args)
     root = repo_root()
     patches_dir = args.patches_dir or paths.patches_dir()
