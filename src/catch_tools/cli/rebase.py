@@ -32,7 +32,8 @@ from catch_tools.errors import UserError
 from catch_tools.paths import repo_root
 from catch_tools.progress import progress
 from catch_tools.rebase import report
-from catch_tools.rebase.flow import Finished, Rebase
+from catch_tools.rebase.flow import Rebase
+from catch_tools.rebase.outcome import Finished
 
 EXAMPLES = (
     "scripts/rebase.py --onto v2.14.0",

@@ -20,46 +20,34 @@ or ``--abort`` undoes. The crash tests kill it at each of :data:`CRASH_POINTS` (
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from catch_tools.errors import UserError
 from catch_tools.faults import fault
-from catch_tools.git import NotAWorkTree, Repo
-from catch_tools.patches.gittree import COMMITTER, REF_APPLIED, REF_BASE, resolve_base
+from catch_tools.patches.gittree import REF_APPLIED, REF_BASE, resolve_base
 from catch_tools.progress import Reporter
-from catch_tools.rebase import batch, pick, pinning, report, resolutions, series
-from catch_tools.rebase.state import (
-    PatchState,
-    RebaseState,
-    StateStore,
-    StateUnreadable,
-    StepResult,
-    changed_files,
-    copy_tree_exact,
-    tree_hash,
-)
+from catch_tools.rebase import abort, batch, checks, pick, pinning, resolutions, series
+from catch_tools.rebase.finish import REPORT_NAME, finalize
+from catch_tools.rebase.outcome import Outcome, Stopped
+from catch_tools.rebase.state import REF_OLD_TIP, PatchState, RebaseState, StepResult, copy_tree_exact, tree_hash
+from catch_tools.rebase.workspace import Workspace
 from catch_tools.userfiles import read_regular_file, report_files, writable_report_files
 
-REF_OLD_TIP = "refs/catch-rebase/old-tip"
 #: Where a crash is injected (``CATCH_FAULT=rebase.<point>``, :mod:`catch_tools.faults`): state saved at start;
 #: series replayed on the old base; after a run/patch was applied but before its state was saved; conflict saved;
 #: resolution committed but not saved; step done; export written; pin written; report written (state not yet removed).
 CRASH_POINTS = ("start", "replay", "apply", "conflict", "resolve", "step", "export", "pin", "report")
-REPORT_NAME = "catch-rebase-report"
 #: A dropped patch's step detail; its reason is kept once, in ``PatchState.drop_reason`` (the report's "reason")
 DROP_DETAIL = "dropped by the maintainer"
-_MARKER = re.compile(r"^(<{7}|>{7})( |$)", re.MULTILINE)
 #: Files git rewrites while we commit; ``--abort`` puts their old content back (with the report files).
 GIT_SCRATCH_FILES = ("ORIG_HEAD", "COMMIT_EDITMSG")
 
 
 def _read_or_none(path: Path) -> str | None:
     """The text of a file ``--abort`` puts back, or None when there is none; bytes that are not UTF-8 are kept
-    (``surrogateescape``: JSON stores them as escapes, :meth:`Rebase._undo` writes the same bytes back).
+    (``surrogateescape``: JSON stores them as escapes, :func:`catch_tools.rebase.abort.undo` writes the same bytes
+    back).
 
     Raises:
         UserError: ``path`` is a directory, a FIFO, socket or device (never opened for reading).
@@ -72,58 +60,6 @@ def _read_or_none(path: Path) -> str | None:
         raise UserError("is a directory, but the rebase writes a file here", path=path) from None
 
 
-def open_upstream(path: Path) -> Repo:
-    """The upstream work tree at ``path``, committing as the series' committer (the patch engine's, so a rebased
-    series has the commit ids ``apply`` gives it).
-
-    Raises:
-        UserError: ``path`` is a bare repository, not the top of a work tree, or no repository.
-    """
-    try:
-        return Repo.open(path, committer=COMMITTER)
-    except NotAWorkTree as err:
-        if err.kind == "bare":
-            raise UserError("a bare repository has no work tree to rebase in", path=path) from None
-        detail = f" ({err.why})" if err.why else ""
-        raise UserError(f"not a git checkout{detail} (use --source DIR for another upstream checkout)",
-                        path=path) from None
-
-
-@dataclass
-class Stopped:
-    """The rebase stopped at a conflict: ``patch`` could not be applied onto ``onto``; ``files`` hold the conflict."""
-
-    patch: str
-    onto: str
-    files: list[str]
-    detail: str
-    upstream: Path
-
-    def message(self) -> str:
-        """Multi-line guidance for the maintainer: what conflicted and the commands to go on."""
-        files = "\n".join(f"    {f}" for f in self.files)
-        return (
-            f"conflict: patch {self.patch} does not apply onto {self.onto} ({self.detail})\n"
-            f"  files:\n{files}\n"
-            f"  resolve them in {self.upstream} (remove every conflict marker; `git rm` a file the patch no longer "
-            "needs), then run:\n"
-            "    scripts/rebase.py --continue\n"
-            f"  or drop the patch:  scripts/rebase.py --drop {self.patch} --reason \"...\"\n"
-            "  or give up:         scripts/rebase.py --abort\n"
-        )
-
-
-@dataclass
-class Finished:
-    """The rebase completed: the report (dict, see :func:`report.build`) and the files it was written to."""
-
-    report: dict[str, Any]
-    paths: list[Path]
-
-
-Outcome = Stopped | Finished
-
-
 class Rebase:
     """One upstream repository and one project checkout.
 
@@ -134,10 +70,9 @@ class Rebase:
     """
 
     def __init__(self, project: Path, upstream: Path, progress: Reporter | None = None) -> None:
-        self.project = project.resolve()
-        self.patches = self.project / "patches"
-        self.repo = open_upstream(upstream)
-        self.store = StateStore(self.repo.git_dir)
+        self.ws = Workspace.open(project, upstream)
+        ws = self.ws
+        self.project, self.patches, self.repo, self.store = ws.project, ws.patches, ws.repo, ws.store
         self.progress = progress or Reporter()
         #: called with a patch name when the maintainer resolved its conflict to no change (``git rm`` + ``--continue``)
         #: and gave no ``--reason``: returns the reason, or raises UserError (the CLI asks on a terminal)
@@ -176,14 +111,14 @@ class Rebase:
                                 path=self.store.dir)
             names = series.names(self.patches)
             drops = dict(drops or {})
-            self._check_drops(drops, names)
+            checks.check_drops(self.ws, drops, names)
             if report_path is not None:
                 writable_report_files(report_path.resolve(), "--report")
             old_base, old_ref = resolve_base(self.repo, pinning.load_project_pin(self.project),
                                              hint="fetch it or pass --source DIR")
             steps = [*(via or []), onto]
-            commits = self._resolve_steps(steps, old_base)
-            self._check_clean()
+            commits = checks.resolve_steps(self.ws, steps, old_base)
+            checks.check_clean(self.ws)
             head_ref, head = self.repo.head_ref(), self.repo.head()
             state = RebaseState(
                 project=str(self.project), upstream=str(self.repo.root), series_names=names,
@@ -206,7 +141,7 @@ class Rebase:
             try:
                 self._replay(state)
             except UserError:
-                self._undo(state)  # the series does not apply to its own base: leave everything as it was
+                abort.undo(self.ws, state)  # the series does not apply to its own base: leave everything as it was
                 raise
             return self._drive(state)
 
@@ -222,12 +157,12 @@ class Rebase:
         """
         self._pending_reason = reason
         with self.store.lock():
-            state = self._load()
-            self._check_patches_untouched(state)
+            state = self.ws.load()
+            checks.check_patches_untouched(self.ws, state)
             drops = dict(drops or {})
             first = state.current if state.phase in ("apply", "conflict") else len(state.patches)
             remaining = [p.name for p in state.patches[first:] if not p.gone]
-            self._check_drops(drops, remaining)
+            checks.check_drops(self.ws, drops, remaining)
             for p in state.patches:
                 if p.name in drops:
                     p.drop_reason = drops[p.name]
@@ -247,70 +182,7 @@ class Rebase:
             UserError: no rebase in progress; the state and the start record are both unreadable (the message says
                 how to clean up by hand).
         """
-        with self.store.lock():
-            try:
-                state = self._load()
-            except StateUnreadable as err:
-                start = self._start_record(err)
-                where = f"{err.path}:{err.line}" if err.line else err.path
-                return [f"{where}: unreadable rebase state ({err.why}): aborted with the start record "
-                        f"{self.store.start_file}",
-                        *self._undo(start, phase_known=False)]
-            return self._undo(state)
-
-    def _start_record(self, err: StateUnreadable) -> RebaseState:
-        """The start record, when ``state.json`` is unreadable (``err``); a UserError saying how to clean up by hand
-        when it is unreadable too."""
-        try:
-            state = self.store.load_start()
-        except StateUnreadable as again:
-            up, patches, backup = self.repo.root, self.patches, self.store.backup
-            raise UserError(
-                f"unreadable rebase state ({err.why}), and the start record too ({again.why}): --abort cannot tell "
-                f"where the rebase started (START: the branch or commit {up} was on, see `git -C {up} reflog`); "
-                f"clean up by hand: `git -C {up} reset -q --hard && git -C {up} checkout -q <START> && git -C {up} "
-                f"update-ref -d {REF_OLD_TIP} && rm -rf {patches} && cp -a {backup} {patches} && "
-                f"rm -rf {self.store.dir}`", path=err.path, line=err.line) from None
-        if Path(state.project) != self.project:
-            raise UserError(f"the rebase in progress belongs to the project {state.project}; pass --project "
-                            f"{state.project}", path=self.project)
-        return state
-
-    def _undo(self, state: RebaseState, *, phase_known: bool = True) -> list[str]:
-        """Put back everything recorded in ``state`` (see :meth:`abort`); remove the state. ``phase_known`` is False
-        for the start record (then the rebase may have rewritten ``patches/`` itself)."""
-        warnings = []
-        edited = self.patches.exists() and tree_hash(self.patches) != state.patches_hash
-        if edited and (state.phase != "finalize" or not phase_known):
-            keep = self.repo.git_dir / "catch-rebase-aborted-patches"
-            copy_tree_exact(self.patches, keep)
-            names = ", ".join(changed_files(self.patches, self.store.backup))
-            warnings.append(f"patches/ had been edited during the rebase ({names}); that copy is kept in {keep}"
-                            if phase_known else f"patches/ differs from its state before the rebase ({names}: hand "
-                            f"edits or the rebase's own export); that copy is kept in {keep}")
-        if (self.repo.git_dir / "rebase-apply").exists():
-            self.repo.run("am", "--abort", check=False)
-        if state.orig_head is not None:
-            self.repo.reset_hard(state.orig_head)
-            if state.orig_head_ref is not None:
-                self.repo.run("symbolic-ref", "HEAD", state.orig_head_ref)
-                self.repo.run("reset", "-q", "--hard", state.orig_head)
-        for ref, value in state.orig_refs.items():
-            self.repo.set_ref(ref, value)
-        for name, content in state.orig_files.items():
-            if content is None:
-                Path(name).unlink(missing_ok=True)
-            else:
-                Path(name).write_text(content, encoding="utf-8", errors="surrogateescape")
-        for directory in map(Path, state.orig_absent_dirs):
-            if directory.is_dir() and not any(directory.iterdir()):
-                directory.rmdir()
-        self.repo.set_ref(REF_OLD_TIP, None)
-        copy_tree_exact(self.store.backup, self.patches)
-        if state.orig_gitlink is not None and pinning.project_gitlink(self.project) != state.orig_gitlink:
-            pinning.set_gitlink(self.project, state.orig_gitlink)
-        self.store.remove()
-        return warnings
+        return abort.abort(self.ws)
 
     def status(self) -> str:
         """Where a rebase stands, as a few lines of text ("no rebase in progress" when none)."""
@@ -355,56 +227,6 @@ class Rebase:
         """The recorded resolutions this rebase may write (:func:`resolutions.path`): ``--abort`` removes new ones."""
         return [resolutions.path(self.project, ref, name) for ref in [*(via or []), onto] for name in names]
 
-    def _load(self) -> RebaseState:
-        state = self.store.load()
-        if Path(state.project) != self.project:
-            raise UserError(f"the rebase in progress belongs to the project {state.project}; pass --project "
-                            f"{state.project}", path=self.project)
-        return state
-
-    # -- checks ------------------------------------------------------------------------------------------------------
-
-    def _check_drops(self, drops: dict[str, str], names: list[str]) -> None:
-        for name, reason in drops.items():
-            if name not in names:
-                raise UserError(f"--drop {name}: not a patch still to apply (droppable: {', '.join(names) or 'none'}; "
-                                 "to drop an earlier one, --abort and start again with --drop)",
-                                 path=self.patches / "series")
-            if not reason.strip():
-                raise UserError(f"--drop {name} needs --reason \"...\" (it goes into the report)")
-
-    def _resolve_steps(self, steps: list[str], old_base: str) -> list[str]:
-        commits, previous, previous_ref = [], old_base, "the pinned base"
-        for ref in steps:
-            commit = self.repo.rev(ref)
-            if commit is None:
-                raise UserError(f"--onto/--via {ref}: no such tag or commit in the upstream repository",
-                                path=self.repo.root)
-            if commit == previous or not self.repo.is_ancestor(previous, commit):
-                raise UserError(f"{ref} is not newer than {previous_ref} ({previous[:12]}): refs must be later "
-                                "releases, in order", path=self.repo.root)
-            commits.append(commit)
-            previous, previous_ref = commit, ref
-        return commits
-
-    def _check_clean(self) -> None:
-        operation = self.repo.operation_in_progress()
-        if operation:
-            raise UserError(f"a git operation is in progress ({operation}); finish or abort it first",
-                            path=self.repo.root)
-        dirty = self.repo.dirty_paths(untracked=True, submodules=True)
-        if dirty:
-            raise UserError(f"the upstream work tree is not clean ({len(dirty)} change(s), e.g. {dirty[0]}); "
-                            "commit or discard them first", path=self.repo.root)
-
-    def _check_patches_untouched(self, state: RebaseState) -> None:
-        if state.phase == "finalize":
-            return  # the final phase rewrites patches/ itself, from the backup
-        if tree_hash(self.patches) != state.patches_hash:
-            edited = ", ".join(changed_files(self.patches, self.store.backup)) or "modes"
-            raise UserError(f"patches/ was edited by hand during the rebase ({edited}); undo the edit, or run "
-                            "rebase.py --abort", path=self.patches)
-
     # -- the state machine -------------------------------------------------------------------------------------------
 
     def _drive(self, state: RebaseState) -> Outcome:
@@ -418,7 +240,7 @@ class Rebase:
             elif state.phase == "conflict":
                 return self._stopped(state)
             elif state.phase == "finalize":
-                return self._finalize(state)
+                return finalize(self.ws, state)
             else:
                 raise RuntimeError(f"unknown rebase phase {state.phase!r}")
 
@@ -523,7 +345,7 @@ class Rebase:
             p.results.append(StepResult(onto, "resolved", "conflict resolved by hand", files=state.conflict_files))
             p.new_commit, state.tip = head, head
         else:
-            self._check_resolved(state)
+            checks.check_resolved(self.ws, state)
             # A resolution to no change: the maintainer removed the patch's change (git rm / checkout of the new
             # base) -- their drop, not a finding about upstream; it needs a reason like --drop does, asked before
             # anything is committed so a missing reason leaves the resolution as it is.
@@ -542,93 +364,6 @@ class Rebase:
         state.phase, state.current, state.conflict_files = "apply", state.current + 1, []
         self.store.save(state)
 
-    def _check_resolved(self, state: RebaseState) -> None:
-        changed = set(state.conflict_files)
-        changed |= set(self.repo.run("diff", "--name-only", "HEAD").stdout.split())
-        changed |= set(self.repo.run("ls-files", "--others", "--exclude-standard").stdout.split())
-        for rel in sorted(changed):
-            path = self.repo.root / rel
-            if rel.endswith(".rej"):
-                raise UserError("rejected hunks file still present; resolve it and delete it", path=path)
-            if not path.is_file():
-                continue
-            text = path.read_text(encoding="utf-8", errors="replace")
-            match = _MARKER.search(text)
-            if match:
-                line = text.count("\n", 0, match.start()) + 1
-                raise UserError("conflict markers remain; resolve them, then run rebase.py --continue",
-                                path=path, line=line)
-
     def _stopped(self, state: RebaseState) -> Stopped:
         p = state.patches[state.current]
         return Stopped(p.name, state.steps[state.step], state.conflict_files, state.conflict_detail, self.repo.root)
-
-    def _finalize(self, state: RebaseState) -> Finished:
-        if state.finalize_started:
-            copy_tree_exact(self.store.backup, self.patches)  # after a crash here: redo from the original bytes
-        else:
-            state.finalize_started = True
-            self.store.save(state)
-        kept = [p.name for p in state.patches if not p.gone]
-        new_base = state.step_commits[-1]
-        new_tip = state.tip or new_base
-        self.repo.reset_hard(new_tip, clean=False)  # the tree was clean: only the files that differ are written
-        self.repo.set_ref(REF_BASE, new_base)
-        self.repo.set_ref(REF_APPLIED, new_tip)
-        new_names = series.export(self.repo, self.patches, pinning.load_project_pin(self.project))
-        if len(new_names) != len(kept):
-            raise RuntimeError(f"export wrote {len(new_names)} patches for the {len(kept)} kept ones")
-        renamed = dict(zip(kept, new_names, strict=True))
-        changed = [old for old, new in renamed.items()
-                   if old != new or (self.store.backup / old).read_bytes() != (self.patches / new).read_bytes()]
-        fault("rebase.export")
-        target = pinning.pin_target(self.repo, state.steps[-1], new_base)
-        pinning.write_pin(self.project, target)
-        if state.orig_gitlink is not None:
-            pinning.set_gitlink(self.project, target.commit)
-        fault("rebase.pin")
-        assert state.old_tip is not None
-        rdiff = report.range_diff(self.repo, state.old_base, state.old_tip, new_base, new_tip)
-        pin = {"tag": target.tag, "commit": target.commit, "wheel_version": target.wheel_version}
-        data = report.build(state, new_tip, renamed, rdiff, changed, pin, self._upstreamed_in(state))
-        paths = self._write_reports(state, data)
-        fault("rebase.report")
-        self.repo.set_ref(REF_OLD_TIP, None)
-        self.store.remove()
-        return Finished(data, paths)
-
-    def _upstreamed_in(self, state: RebaseState) -> dict[str, dict[str, str]]:
-        """For each upstreamed patch: the upstream release that contains it (the oldest tag holding the upstream commit
-        with its patch-id, else the step's release where the change was found) and that release's ``git_version`` (the
-        upstream commit, :func:`pinning.pin_target`)."""
-        found: dict[str, dict[str, str]] = {}
-        for p in state.patches:
-            result = next((r for r in p.results if r.status == "upstreamed"), None)
-            if result is None:
-                continue
-            release = result.onto
-            if result.upstream_commit:
-                tags = self.repo.run("tag", "--contains", result.upstream_commit, "--sort=version:refname",
-                                     check=False).stdout.split()
-                release = next((t for t in tags if t in state.steps), tags[0] if tags else release)
-            commit = self.repo.rev(release)
-            entry = {"release": release}
-            if commit is not None:
-                entry["git_version"] = pinning.pin_target(self.repo, release, commit).commit
-            found[p.name] = entry
-        return found
-
-    def _write_reports(self, state: RebaseState, data: dict[str, Any]) -> list[Path]:
-        markdown, text = report.to_markdown(data), report.to_json(data)
-        default = self.repo.git_dir / REPORT_NAME
-        targets = [default]
-        if state.report_path:
-            targets.append(Path(state.report_path))
-        written = []
-        for stem in targets:
-            md, js = report_files(stem)
-            md.parent.mkdir(parents=True, exist_ok=True)
-            md.write_text(markdown, encoding="utf-8")
-            js.write_text(text, encoding="utf-8")
-            written += [md, js]
-        return written
