@@ -37,7 +37,8 @@ from rich.table import Table
 from catch_tools import clikit
 from catch_tools.paths import cache_dir, repo_root
 from catch_tools.progress import progress
-from catch_tools.upgrade import steps
+from catch_tools.upgrade import runner, steps
+from catch_tools.upgrade.state import load_state
 from catch_tools.userfiles import output_dir, writable_report_files
 
 EXAMPLES = (
@@ -103,7 +104,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "upgrade.py") -> int:
 
     Raises:
         UserError: bad arguments, the pin is not a release or no rebase moved it (without ``--force``,
-            :func:`catch_tools.upgrade.steps.require_rebased_pin`), ``--work``/``--report`` name no directory, or
+            :func:`catch_tools.upgrade.runner.require_rebased_pin`), ``--work``/``--report`` name no directory, or
             the state file is damaged.
     """
     args = _parser(prog).parse_args(argv)
@@ -114,18 +115,18 @@ def main(argv: Sequence[str] | None = None, prog: str = "upgrade.py") -> int:
     ctx = steps.Context(project=project, work=work, release=release, demo_epochs=args.demo_epochs)
     if args.command == "status":
         output_dir(work, "--work", create=False)
-        state = steps.load_state(work)
+        state = load_state(work)
         if state.get("release") != release:
             other = f" (its last run was to torch {state['release']})" if state.get("release") else ""
             message = f"no upgrade to torch {release} has run in {work}{other}: run scripts/upgrade.py"
             if args.json:  # the report of no run: every step pending
-                sys.stdout.write(json.dumps(steps.report(ctx, {}), indent=2) + "\n")
+                sys.stdout.write(json.dumps(runner.report(ctx, {}), indent=2) + "\n")
             print(message, file=sys.stderr if args.json else sys.stdout)
             return 1
-        rep = steps.report(ctx, state)
+        rep = runner.report(ctx, state)
     else:
         if not args.force:
-            steps.require_rebased_pin(project, rebase_command(project, args.project is not None))
+            runner.require_rebased_pin(project, rebase_command(project, args.project is not None))
         report = args.report.resolve() if args.report else None
         targets = [*writable_report_files(work / "upgrade-report", "--work"),
                    *(writable_report_files(report, "--report") if report else ())]
@@ -133,7 +134,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "upgrade.py") -> int:
         if report:
             output_dir(report.parent, "--report")
         with progress(f"upgrade to torch {release}") as shown:
-            rep = steps.run(ctx, args.start, progress=shown)
+            rep = runner.run(ctx, args.start, progress=shown)
         for target in targets:
             text = to_markdown(rep) if target.suffix == ".md" else json.dumps(rep, indent=2) + "\n"
             target.write_text(text, encoding="utf-8")
