@@ -43,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from catch_tools.gitcli import run_git  # noqa: E402
+from catch_tools.git import run_git  # noqa: E402
 from catch_tools.patches import apply_to_git, check_series  # noqa: E402
 from catch_tools.paths import cache_dir  # noqa: E402
 from catch_tools.pin import load_pin  # noqa: E402
@@ -53,7 +53,7 @@ ENV_AM = {"GIT_COMMITTER_NAME": "Catch Patches", "GIT_COMMITTER_EMAIL": "patches
 
 
 def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    return run_git(cwd, *args, env=env).stdout.decode().strip()
+    return run_git(cwd, *args, env=env).stdout.strip()
 
 
 def make_series(repo: Path, tag: str, out: Path, count: int, seed: int = 13) -> list[Path]:
@@ -124,7 +124,7 @@ def measure_am(count: int = 200, rounds: int = 3) -> dict[str, object]:
                             "--patches-dir", str(series), "--base", pin.tag], check=True, capture_output=True)
 
         def run_ours_lib() -> None:
-            apply_to_git(ours, series, base=pin.tag, progress=False)
+            apply_to_git(ours, series, base=pin.tag)
 
         times: dict[str, list[float]] = {"am": [], "cli": [], "lib": [], "check_cli": [], "check_lib": []}
         for _ in range(rounds):
@@ -137,8 +137,7 @@ def measure_am(count: int = 200, rounds: int = 3) -> dict[str, object]:
             times["check_cli"].append(timed(lambda: subprocess.run(
                 [sys.executable, str(ROOT / "scripts/apply_patches.py"), "check", "--source", str(ours),
                  "--patches-dir", str(series), "--base", pin.tag], check=True, capture_output=True)))
-            times["check_lib"].append(timed(lambda: check_series(series, source=ours, base=pin.tag,
-                                                                 progress=False)))
+            times["check_lib"].append(timed(lambda: check_series(series, source=ours, base=pin.tag)))
         same = git(am, "rev-parse", "HEAD") == git(ours, "rev-parse", "HEAD")
     return {"patches": len(files), "best": {k: min(v) for k, v in times.items()}, "all": times, "same_head": same}
 

@@ -29,7 +29,7 @@ try:
 except ImportError:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from catch_tools.gitcli import run_git
+from catch_tools.git import run_git
 from catch_tools.patches import apply_to_git, export_series
 from catch_tools.paths import repo_root
 from catch_tools.pin import load_pin, manifest_path, update_pin
@@ -43,7 +43,7 @@ ENV = {"GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@catch.invalid", "G
 
 
 def git(cwd: Path, *args: str) -> str:
-    return run_git(cwd, *args, env=ENV).stdout.decode().strip()
+    return run_git(cwd, *args, env=ENV).stdout.strip()
 
 
 def pick_edits(repo: Path, count: int, seed: int) -> list[tuple[str, int]]:
@@ -101,7 +101,7 @@ def time_git_rebase(work: Path, project: Path, tag: str) -> float:
     """Plain ``git rebase --onto v2.14.0`` of the same series (replayed as commits with the engine, untimed)."""
     clone = clone_upstream(RELEASES, work / f"plain-{tag}")
     git(clone, "checkout", "-q", "--detach", "v2.13.0")
-    apply_to_git(clone, project / "patches", base="v2.13.0", pin=load_pin(manifest_path(project)), progress=False)
+    apply_to_git(clone, project / "patches", base="v2.13.0", pin=load_pin(manifest_path(project)))
     git(clone, "checkout", "-q", "-b", "series")
     start = time.perf_counter()
     git(clone, "rebase", "-q", "--onto", "v2.14.0", "v2.13.0", "series")

@@ -66,7 +66,7 @@ def main() -> int:
         os.environ["CATCH_CACHE"] = str(tmp / "cache")  # empty cache: the first build verifies every member
 
         def build(out: str) -> Path:
-            return build_overlay(upstream_wheel=upstream, backend_wheel=backend, series_dir=tmp / "patches",
+            return build_overlay(upstream_wheel=upstream, backend_wheel=backend, patches_dir=tmp / "patches",
                                  pin=pin, out_dir=tmp / out).wheel
 
         cold_s, combined = _timed(lambda: build("cold"))

@@ -288,7 +288,7 @@ def interface_rows() -> list[Row]:
         (tmp / "patches").mkdir()
         (tmp / "patches" / "series").write_text("")
         combined = build_overlay(upstream_wheel=upstream, backend_wheel=fake_backend_wheel(tmp / "backend"),
-                                 series_dir=tmp / "patches", pin=pin, out_dir=tmp / "out").wheel
+                                 patches_dir=tmp / "patches", pin=pin, out_dir=tmp / "out").wheel
         env = dict(os.environ, CATCH_CACHE=str(tmp / "cache"))
         script = str(REPO / "scripts" / "check_native_interfaces.py")
 

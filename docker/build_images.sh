@@ -37,6 +37,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 py=${PYTHON:-python3}
+# The tooling (catch_tools) of this checkout, also under a python3 without it installed.
+tools() { PYTHONPATH=$root/src${PYTHONPATH:+:$PYTHONPATH} "$py" "$@"; }
 registry=${CATCH_REGISTRY:-ghcr.io/catch-mlu}
 logs=${CATCH_IMAGE_LOGS:-$root/docker/context/logs}
 stage_only=0 push=0 targets=()
@@ -62,13 +64,13 @@ case $engine in
             read -r -a flags <<< "${CATCH_BUILD_FLAGS:---isolation=chroot --layers=false}" ;;
     *) echo "error: build_images.sh: CATCH_ENGINE must be docker or podman, not '$engine'" >&2; exit 2 ;;
 esac
-version=$(PYTHONPATH=$root/src "$py" -c \
+version=$(tools -c \
     'from catch_tools.pin import load_pin; p = load_pin(); print(f"{p.public_version}-catch{p.series_version}")')
 
 stage_dev_context() {
     # The pinned CPU torch wheel (scripts/upstream.py: cached download) next to the Dockerfile's context.
     local wheel
-    wheel=$("$py" scripts/upstream.py wheel)
+    wheel=$(tools scripts/upstream.py wheel)
     mkdir -p docker/context/wheels
     find docker/context/wheels -name 'torch-*.whl' ! -name "$(basename "$wheel")" -delete
     [ -f "docker/context/wheels/$(basename "$wheel")" ] || ln -f "$wheel" docker/context/wheels/ 2> /dev/null \
@@ -79,7 +81,7 @@ stage_dev_context() {
 ensure_combined_wheel() {
     compgen -G 'dist/torch-*catch*.whl' > /dev/null && return 0
     echo "dist/ has no combined wheel: building it (scripts/build_wheel.py)"
-    "$py" scripts/build_wheel.py --out dist
+    tools scripts/build_wheel.py --out dist
 }
 
 inputs_key() {  # inputs_key NAME: sha256 of everything the image NAME is built from

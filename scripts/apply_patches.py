@@ -12,22 +12,15 @@
     scripts/apply_patches.py export [--source DIR] [--dry-run]
     scripts/apply_patches.py lint
 
-The default tree is the ``pytorch/`` submodule and the default series ``patches/``. The library behind it is
-``catch_tools.patches`` (src/catch_tools/patches/); run a subcommand with ``--help`` for its options.
+The default tree is the ``pytorch/`` submodule and the default series ``patches/``. The command line is
+``catch_tools.cli.patches`` (also ``catch apply``, ``catch check``...); run a subcommand with ``--help`` for its
+options.
 """
 
-from __future__ import annotations
-
 import sys
-from pathlib import Path
 
-try:
-    import catch_tools  # noqa: F401
-except ImportError:  # running from a checkout without `pip install -e .`
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
-
+from catch_tools.cli.patches import main
 from catch_tools.errors import run_cli
-from catch_tools.patches.cli import main
 
 if __name__ == "__main__":
     sys.exit(run_cli(main))

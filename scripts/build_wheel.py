@@ -5,19 +5,13 @@
 
 """Build the combined wheel torch-<version>.catch<N> (upstream torch + series + Catch). See --help.
 
-Thin entry point over :mod:`catch_tools.wheel.cli`; works from a checkout without installing the tooling.
+Thin entry point over :mod:`catch_tools.cli.wheel` (also ``catch wheel``).
 """
 
 import sys
-from pathlib import Path
 
-try:
-    import catch_tools  # noqa: F401
-except ImportError:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
-from catch_tools.errors import run_cli  # noqa: E402
-from catch_tools.wheel.cli import main  # noqa: E402
+from catch_tools.cli.wheel import main
+from catch_tools.errors import run_cli
 
 if __name__ == "__main__":
     sys.exit(run_cli(main))

@@ -9,21 +9,13 @@
     scripts/prove_patches.py --write-table | --check-table      (docs/patches.md, generated from the series)
 
 Exit 0 when every patch is proven, 1 with one ``rejected: <patch>: <why>`` line per rejected patch (or a stale
-table), 2 on bad input. The library is ``catch_tools.proof`` (src/catch_tools/proof.py).
+table), 2 on bad input. Thin entry point over :mod:`catch_tools.cli.prove` (also ``catch prove``).
 """
 
-from __future__ import annotations
-
 import sys
-from pathlib import Path
 
-try:
-    import catch_tools  # noqa: F401
-except ImportError:  # running from a checkout without `pip install -e .`
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
-
+from catch_tools.cli.prove import main
 from catch_tools.errors import run_cli
-from catch_tools.proof import main
 
 if __name__ == "__main__":
     sys.exit(run_cli(main))

@@ -6,20 +6,15 @@
 """Publish wheels into a static PEP 503 package index (see ``catch_tools.release.index``).
 
     scripts/publish_index.py WHEEL... --index-dir DIR    # DIR/files/WHEEL + DIR/simple/<project>/index.html
+    scripts/publish_index.py --check WHEEL...           # only check that each wheel is what its name says
+
+Thin entry point over :mod:`catch_tools.cli.release` (also ``catch release publish``).
 """
 
-from __future__ import annotations
-
 import sys
-from pathlib import Path
 
-try:
-    import catch_tools  # noqa: F401
-except ImportError:  # running from a checkout without `pip install -e .`
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
-
+from catch_tools.cli.release import publish_main as main
 from catch_tools.errors import run_cli
-from catch_tools.release.index import main
 
 if __name__ == "__main__":
     sys.exit(run_cli(main))

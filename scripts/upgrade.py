@@ -5,21 +5,13 @@
 
 """After scripts/rebase.py: fetch, build, test, package and demo the new release (see --help).
 
-Thin entry point over :mod:`catch_tools.upgrade.cli`.
+Thin entry point over :mod:`catch_tools.cli.upgrade` (also ``catch upgrade``).
 """
 
-from __future__ import annotations
-
 import sys
-from pathlib import Path
 
-try:
-    import catch_tools  # noqa: F401
-except ImportError:  # run from a checkout without `pip install -e .`
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
-from catch_tools.errors import run_cli  # noqa: E402
-from catch_tools.upgrade.cli import main  # noqa: E402
+from catch_tools.cli.upgrade import main
+from catch_tools.errors import run_cli
 
 if __name__ == "__main__":
     sys.exit(run_cli(main))

@@ -8,13 +8,13 @@ computing it, so FakeTensor tracing (``torch.compile``, AOTAutograd, ``torch.exp
 The ops and their real kernels are defined in C++ (``TORCH_LIBRARY_FRAGMENT(torch_mlu, ...)``); each fake kernel
 returns what its C++ kernel returns, in the same memory layout:
 
-- int8 quantization (``catch/csrc/kernels/quantized_kernels.cpp``): ``quantize_int8``, ``int8_mm``,
+- int8 quantization (``catch/csrc/ops/quantized_ops.cpp``): ``quantize_int8``, ``int8_mm``,
   ``int8_linear``, ``int8_conv2d_acc``, ``int8_conv2d``; their shape checks mirror the native kernels;
-- matrix products (``catch/csrc/kernels/gemm_kernels.cpp``): ``mm``, ``addmm``, ``linear_gelu``;
-- convolution (``catch/csrc/kernels/conv_kernels.cpp``): ``convolution``, ``convolution_backward``;
-- max pooling (``catch/csrc/kernels/pool_kernels.cpp``): ``max_pool2d_with_indices``,
+- matrix products (``catch/csrc/kernels/gemm.cpp``): ``mm``, ``addmm``, ``linear_gelu``;
+- convolution (``catch/csrc/kernels/conv.cpp``): ``convolution``, ``convolution_backward``;
+- max pooling (``catch/csrc/kernels/pool.cpp``): ``max_pool2d_with_indices``,
   ``max_pool2d_with_indices_backward``;
-- attention (``catch/csrc/kernels/attention_kernels.cpp``): ``attention``, ``attention_backward``,
+- attention (``catch/csrc/kernels/attention.cpp``): ``attention``, ``attention_backward``,
   ``attention_with_probs``, ``attention_backward_with_probs``.
 
 The ops that replace an ATen op with the same schema (:mod:`torch_mlu.compile.kernels`) return what ATen's meta
@@ -31,7 +31,7 @@ _aten = torch.ops.aten
 _FLASH = _aten._scaled_dot_product_flash_attention_for_cpu.default
 _FLASH_BACKWARD = _aten._scaled_dot_product_flash_attention_for_cpu_backward.default
 
-#: The attention kernels' vector width in floats (catch/csrc/kernels/attention_kernels.cpp): their tiled loops take
+#: The attention kernels' vector width in floats (catch/csrc/kernels/attention.cpp): their tiled loops take
 #: head dims of whole vectors, and each row of the probabilities P that ``attention_with_probs`` returns is padded to
 #: whole vectors.
 ATTENTION_LANES = 16

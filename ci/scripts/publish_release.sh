@@ -28,21 +28,23 @@
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: publish_release.sh TAG DIST_DIR" >&2; exit 2; }
 tag=$1 dist=$2
-here=$(dirname -- "$0")
-publish_index=$here/../../scripts/publish_index.py
+root=$(cd -- "$(dirname -- "$0")/../.." && pwd)
+publish_index=$root/scripts/publish_index.py
 py=${PYTHON:-python3}
 die() { echo "error: $*" >&2; exit 2; }
+# publish_index.py imports catch_tools: this checkout's, also under a python3 without the tooling installed.
+export PYTHONPATH=$root/src${PYTHONPATH:+:$PYTHONPATH}
 
 # ---- the settings and the Python, before anything is read
 case ${CATCH_GH_RELEASE:-1} in
     0|1) ;;
     *) die "CATCH_GH_RELEASE=$(printf %q "$CATCH_GH_RELEASE"): expected 1 (upload to the GitHub release) or 0 (skip it)" ;;
 esac
-# the Python must run the tooling: catch_tools (installed, or this checkout's src/ as publish_index.py adds it) and
-# the packages it imports (packaging)
+# the Python must run the tooling: catch_tools (this checkout's src/, on PYTHONPATH above) and the packages it imports
+# (packaging)
 command -v -- "$py" > /dev/null \
     || die "$(printf %q "$py"): no such Python: set PYTHON to the Python of the project's environment (e.g. PYTHON=.venv/bin/python)"
-if ! why=$("$py" -c 'import sys; sys.path.append(sys.argv[1]); import catch_tools.release.index' "$here/../../src" 2>&1)
+if ! why=$("$py" -c 'import catch_tools.release.index' 2>&1)
 then
     why=${why##*$'\n'}
     die "$(printf %q "$py") cannot run the project's tooling ($why): set PYTHON to the Python of the project's environment (where catch_tools and its dependencies are installed, e.g. PYTHON=.venv/bin/python)"

@@ -19,6 +19,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 py=${PYTHON:-python3}
+# The scripts import catch_tools: this checkout's, also under a python3 without the tooling installed.
+export PYTHONPATH=$root/src${PYTHONPATH:+:$PYTHONPATH}
 onto='' source='' out=''
 while [ $# -gt 0 ]; do
     case $1 in

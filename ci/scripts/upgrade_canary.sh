@@ -55,6 +55,8 @@ fi
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 git clone --quiet --no-recurse-submodules "$root" "$scratch/catch"
+# The scratch clone's scripts run its own tooling (catch_tools), also under a python3 without the tooling installed.
+export PYTHONPATH=$scratch/catch/src${PYTHONPATH:+:$PYTHONPATH}
 started=$(date +%s)
 step() { echo "[$(( $(date +%s) - started )) s] $*" | tee -a "$out/log"; }
 step "upstream history v$pinned -> v$onto (release wheels, cached)"

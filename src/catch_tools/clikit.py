@@ -1,8 +1,8 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""One command-line vocabulary for the scripts (``apply_patches.py``, ``build_wheel.py``,
-``check_native_interfaces.py``, ``rebase.py``, ``upgrade.py``).
+"""One command-line vocabulary for every command line of the tooling (:mod:`catch_tools.cli`: ``catch <command>``
+and the ``scripts/*.py`` entry points).
 
 The same name for the same thing in every script:
 
@@ -29,10 +29,8 @@ import logging
 import re
 import sys
 import textwrap
-from collections.abc import Sequence
-from pathlib import Path
-
-from catch_tools.errors import UserError
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 _ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
 _LITERAL = re.compile(r"``([^`]+)``")
@@ -75,23 +73,31 @@ def setup_logging(args: argparse.Namespace) -> None:
         logger.addHandler(handler)
 
 
-def output_dir(path: Path, option: str, *, create: bool = True) -> Path:
-    """The directory an option names for the tool to write into (``--work DIR``), created with its parents when
-    missing (not with ``create=False``: only checked, so that every option can be checked before anything is
-    written); returns ``path``.
+@dataclass(frozen=True)
+class Command:
+    """One subcommand of a command line made of command lines (``catch``, ``catch release``): a one-line summary and
+    the ``main(argv, prog)`` that runs it."""
+
+    summary: str
+    run: Callable[[Sequence[str], str], int]
+
+
+def dispatch(prog: str, description: str, commands: dict[str, Command], argv: Sequence[str] | None = None) -> int:
+    """Run ``prog <command> [args...]``: the ``main`` of ``commands[command]`` with the remaining arguments and the
+    program name ``"<prog> <command>"``; ``--help`` lists the commands; ``-v``/``-q`` before the command are passed
+    on to it.
 
     Raises:
-        UserError: ``path`` or one of its parents exists and is not a directory (a regular file, say; the one line
-            names that path and ``option``), or the directory cannot be created.
+        SystemExit: (argparse) no command, an unknown one, or ``--help``.
     """
-    for existing in (path, *path.parents):
-        if existing.exists() or existing.is_symlink():
-            if not existing.is_dir():
-                raise UserError(f"{option} needs a directory, and this is not one", path=existing)
-            break
-    if create:
-        try:
-            path.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise UserError(f"{option}: cannot create the directory ({err.strerror or err})", path=path) from None
-    return path
+    args = list(sys.argv[1:] if argv is None else argv)
+    listing = "commands:\n" + "".join(f"  {name:<11} {cmd.summary}\n" for name, cmd in commands.items())
+    top = argparse.ArgumentParser(prog=prog, description=plain(description), epilog=listing + f"\nRun `{prog} "
+                                  "<command> --help` for a command's options.",
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_verbosity(top)
+    top.add_argument("command", choices=list(commands), metavar="command", help="one of the commands below")
+    top.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
+    ns = top.parse_args(args)
+    passed = ["-v"] * ns.verbose + (["-q"] if ns.quiet else [])
+    return commands[ns.command].run([*passed, *ns.args], f"{prog} {ns.command}")

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from catch_tools.errors import UserError
-from catch_tools.gitcli import run_git
+from catch_tools.git import run_git
 from catch_tools.pin import gitlink_commit
 
 COMMAND_LANG = "console"
@@ -194,7 +194,7 @@ def missing_lines(shown: list[str], output: str) -> list[str]:
 
 def _copy_list(root: Path) -> list[str]:
     """Paths the sandbox gets: tracked and untracked-not-ignored files (``git ls-files -co --exclude-standard``)."""
-    out = run_git(root, "ls-files", "-z", "-co", "--exclude-standard").stdout.decode()
+    out = run_git(root, "ls-files", "-z", "-co", "--exclude-standard").stdout
     return [p for p in out.split("\0") if p]
 
 

@@ -17,12 +17,12 @@ history of that file (``git log -- patches/manifest.toml``; skipped when the che
   pinned wheel, which every Catch environment installs through ``constraints.txt``). The Python version is the
   CPython of the ``cpXY`` interpreter tag.
 
-Run ``python -m catch_tools.docs_matrix`` to print the table as Markdown (the docs build inserts the same text).
+``catch versions`` (:mod:`catch_tools.cli.versions`) prints the table as Markdown (the docs build inserts the same
+text).
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib.metadata
 import re
 import tomllib
@@ -32,8 +32,8 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from catch_tools.errors import UserError, run_cli
-from catch_tools.gitcli import try_git
+from catch_tools.errors import UserError
+from catch_tools.git import try_git
 from catch_tools.paths import repo_root
 from catch_tools.pin import Pin, manifest_path, parse_pin
 
@@ -139,13 +139,13 @@ def row_for(manifest_text: str, where: str, source: str, *, need_tag: bool) -> M
 def manifest_history(root: Path) -> list[tuple[str, str]]:
     """``(short commit, manifest text)`` of every commit that changed the manifest, newest first ([] without git)."""
     proc = try_git(root, "log", "--format=%h", "--", MANIFEST_REL)
-    if proc.returncode:
+    if not proc.ok:
         return []
     out = []
-    for commit in proc.stdout.decode().split():
+    for commit in proc.stdout.split():
         show = try_git(root, "show", f"{commit}:{MANIFEST_REL}")
-        if show.returncode == 0:
-            out.append((commit, show.stdout.decode("utf-8", "replace")))
+        if show.ok:
+            out.append((commit, show.out.decode("utf-8", "replace")))
     return out
 
 
@@ -182,16 +182,3 @@ def markdown_table(rows: Sequence[MatrixRow]) -> str:
     lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     lines += ["| " + " | ".join(row.cells()) + " |" for row in rows]
     return "\n".join(lines) + "\n"
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m catch_tools.docs_matrix [--root DIR]``: print the version matrix as Markdown; exit 2 on bad input."""
-    parser = argparse.ArgumentParser(prog="python -m catch_tools.docs_matrix", description=main.__doc__)
-    parser.add_argument("--root", type=Path, default=None, help="Catch checkout (default: this repository)")
-    args = parser.parse_args(argv)
-    print(markdown_table(matrix_rows(args.root)), end="")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(run_cli(main))

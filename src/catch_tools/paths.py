@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from catch_tools.userfiles import output_dir
+
 
 def repo_root() -> Path:
     """Return the Catch repository root (the directory holding ``patches/manifest.toml``).
@@ -41,10 +43,8 @@ def cache_dir() -> Path:
 
     Raises:
         UserError: the path, or one of its parents, exists and is not a directory, or it cannot be created (one line
-            naming it and ``CATCH_CACHE``; see :func:`catch_tools.clikit.output_dir`).
+            naming it and ``CATCH_CACHE``; see :func:`catch_tools.userfiles.output_dir`).
     """
-    from catch_tools.clikit import output_dir  # imported here: paths is imported by every module, clikit by CLIs
-
     env = os.environ.get("CATCH_CACHE")
     option = "CATCH_CACHE" if env else "the cache directory ~/.cache/catch (or set CATCH_CACHE)"
     return output_dir(Path(env) if env else Path.home() / ".cache" / "catch", option)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from catch_tools.errors import UserError, toml_error
-from catch_tools.gitcli import try_git
+from catch_tools.git import try_git
 from catch_tools.paths import repo_root
 from catch_tools.userfiles import read_utf8_file, write_atomic
 
@@ -204,7 +204,7 @@ def gitlink_commit(root: Path | None = None, submodule: str = "pytorch") -> str 
     Reads ``git ls-files --stage -- <submodule>``; works without the submodule being cloned.
     """
     root = root or repo_root()
-    out = try_git(root, "ls-files", "--stage", "--", submodule).stdout.decode("utf-8", "replace")
+    out = try_git(root, "ls-files", "--stage", "--", submodule).out.decode("utf-8", "replace")
     for line in out.splitlines():
         mode, sha, _stage, _path = line.split(maxsplit=3)
         if mode == "160000":

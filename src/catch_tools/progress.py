@@ -9,6 +9,11 @@ the count is known, and the elapsed time; finished steps are printed above it as
 stderr is a terminal and ``-q`` was not given (:func:`catch_tools.clikit.setup_logging`); otherwise every step line
 goes to :mod:`logging` at INFO (visible with ``-v``), so CI logs and pipes stay plain and tests see no escape codes.
 
+A command line opens the display (:func:`progress`); the library functions it calls take it as their one progress
+parameter, ``progress: Reporter | None`` (None: no display, lines go to the log), and report on it: a finished step
+(:meth:`Reporter.line`), what is being done now (:meth:`Reporter.step`), or a counted sub-step shown as one more
+line of the display (:meth:`Reporter.counted`).
+
 Usage::
 
     with progress("applying", total=len(patches)) as p:
@@ -51,11 +56,17 @@ def shown(enabled: bool | None = None) -> bool:
 
 class Reporter:
     """Handle of one running :func:`progress` display; every method is a no-op display-wise when it is not shown
-    (lines then go to the log at INFO)."""
+    (lines then go to the log at INFO). ``Reporter()`` is a display that is never shown: what a library function
+    reports on when its caller passes none."""
 
-    def __init__(self, bar: Progress | None, task: TaskID | None = None) -> None:
+    def __init__(self, bar: Progress | None = None, task: TaskID | None = None) -> None:
         self.bar = bar
         self.task = task
+
+    @property
+    def shown(self) -> bool:
+        """Whether this display is drawn."""
+        return self.bar is not None
 
     @property
     def completed(self) -> float:
@@ -81,6 +92,14 @@ class Reporter:
             log.info("%s", text)
 
     @contextmanager
+    def counted(self, description: str, total: int) -> Iterator[Reporter]:
+        """A counted sub-step (``total`` steps, :meth:`advance` on the reporter yielded): one more line of this
+        display while the block runs, shown only when this display is (and, as in :func:`progress`, only from
+        :data:`MIN_STEPS` steps on)."""
+        with progress(description, total, enabled=self.shown) as sub:
+            yield sub
+
+    @contextmanager
     def paused(self) -> Iterator[None]:
         """Stop drawing while the caller talks to the terminal itself (``input()``), then go on."""
         if self.bar is None:
@@ -103,7 +122,7 @@ def progress(description: str, total: int | None = None, *, enabled: bool | None
     """
     global _active
     if not shown(enabled) or (total is not None and total < MIN_STEPS):
-        yield Reporter(None)
+        yield Reporter()
         return
     if _active is not None:
         task = _active.add_task(description, total=total)

@@ -13,12 +13,13 @@ The test run gets it in ``CATCH_TORCH_TREE`` and first on ``PYTHONPATH``, so a t
 import torch in a fresh interpreter and check ``torch.__file__``.
 
 * unpatched: the installed torch (the directory holding it, found without importing it) or ``upstream_tree``;
-* patched: ``torch_tree`` when given (e.g. the site-packages of an installed combined wheel), else an *overlay*
-  built by :func:`build_overlay`: a mirror of the installed ``torch/`` made of symlinks, except the directories on
-  the way to a file the series touches, which are real, and the touched files, which are copies patched by the
-  patch engine (:func:`catch_tools.patches.apply_series_to_dir`). Building it costs well under a second.
+* patched: ``torch_tree`` when given (e.g. the site-packages of an installed combined wheel), else a *patched
+  tree* built by :func:`build_patched_tree`: a mirror of the installed ``torch/`` made of symlinks, except the
+  directories on the way to a file the series touches, which are real, and the touched files, which are copies
+  patched by the patch engine (:func:`catch_tools.patches.apply_series_to_dir`).
 
-The module also renders the series as the Markdown table of ``docs/patches.md`` (:func:`render_table`).
+The module also renders the series as the Markdown table of ``docs/patches.md`` (:func:`render_table`). Its command
+line is :mod:`catch_tools.cli.prove` (``scripts/prove_patches.py``, ``catch prove``).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from catch_tools.errors import UserError
-from catch_tools.patches import apply_series_to_dir, classify_path, load_series
+from catch_tools.patches import Series, apply_series_to_dir, classify_path
 from catch_tools.patches.model import Patch
 from catch_tools.patches.parse import display_path
 
@@ -104,7 +105,7 @@ def _mirror(src: Path, dst: Path, rel: str, real_dirs: set[str]) -> None:
             (dst / entry.name).symlink_to(entry)
 
 
-def build_overlay(series_dir: Path, upstream_tree: Path, dest: Path) -> list[str]:
+def build_patched_tree(series: Series | Path, upstream_tree: Path, dest: Path) -> list[str]:
     """Build at ``dest`` a torch tree equal to ``upstream_tree`` with the series applied (``dest/torch/...``).
 
     Only the Python files the series touches are copied (and patched); everything else is a symlink into
@@ -117,8 +118,9 @@ def build_overlay(series_dir: Path, upstream_tree: Path, dest: Path) -> list[str
     if not (upstream_tree / "torch" / "__init__.py").is_file():
         raise UserError("not a torch tree (no torch/__init__.py)", path=display_path(upstream_tree))
     if dest.exists() and any(dest.iterdir()):
-        raise UserError("overlay directory is not empty", path=display_path(dest))
-    touched = _touched_python_files(load_series(series_dir))
+        raise UserError("the directory for the patched tree is not empty", path=display_path(dest))
+    series = Series.of(series)
+    touched = _touched_python_files(series.patches)
     with tempfile.TemporaryDirectory(prefix="catch-overlay-") as tmp:
         staging = Path(tmp)
         for path in touched:
@@ -126,7 +128,7 @@ def build_overlay(series_dir: Path, upstream_tree: Path, dest: Path) -> list[str
             if source.is_file():
                 (staging / path).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(source, staging / path)
-        apply_series_to_dir(series_dir, staging)
+        apply_series_to_dir(series, staging)
         real_dirs = {"/".join(Path(p).parts[:i]) for p in touched for i in range(1, len(Path(p).parts))}
         dest.mkdir(parents=True, exist_ok=True)
         _mirror(upstream_tree / "torch", dest / "torch", "torch", real_dirs)
@@ -239,9 +241,9 @@ def _verb(outcome: Outcome) -> str:
             "missing": "is missing", "not-run": "was not run"}.get(outcome, outcome)
 
 
-def prove_series(series_dir: Path, *, root: Path, torch_tree: Path | None = None, upstream_tree: Path | None = None,
+def prove_series(patches_dir: Path, *, root: Path, torch_tree: Path | None = None, upstream_tree: Path | None = None,
                  only: Sequence[str] = (), on_result: Callable[[PatchProof], None] | None = None) -> list[PatchProof]:
-    """Run the gate over the series in ``series_dir``; return one :class:`PatchProof` per patch, in series order.
+    """Run the gate over the series in ``patches_dir``; return one :class:`PatchProof` per patch, in series order.
 
     ``root`` is the directory the ``Catch-Test`` node ids are relative to (the repository root). ``torch_tree`` is
     the patched tree (default: an overlay built in a temporary directory), ``upstream_tree`` the unpatched one
@@ -252,15 +254,16 @@ def prove_series(series_dir: Path, *, root: Path, torch_tree: Path | None = None
         UserError: a bad series, an overlay that cannot be built, a tree torch does not import from, an unknown
         name in ``only``, or an upstream tree whose files already carry the series.
     """
-    patches = load_series(series_dir)
+    series = Series.read(patches_dir)
+    patches = series.patches
     unknown = sorted(set(only) - {p.name for p in patches})
     if unknown:
-        raise UserError(f"not in the series: {', '.join(unknown)}", path=display_path(series_dir / "series"))
+        raise UserError(f"not in the series: {', '.join(unknown)}", path=display_path(patches_dir / "series"))
     upstream = (upstream_tree or installed_torch_tree()).absolute()
     with tempfile.TemporaryDirectory(prefix="catch-proof-tree-") as tmp:
         if torch_tree is None:
             patched_tree = Path(tmp) / "overlay"
-            touched = build_overlay(series_dir, upstream, patched_tree)
+            touched = build_patched_tree(series, upstream, patched_tree)
         else:
             patched_tree = torch_tree.absolute()
             touched = _touched_python_files(patches)
@@ -309,31 +312,17 @@ def proofs_to_json(results: list[PatchProof]) -> str:
     return json.dumps({"ok": all(r.ok for r in results), "patches": [asdict(r) for r in results]}, indent=2)
 
 
-def print_table(results: list[PatchProof]) -> None:
-    """Print the verdicts as a ``rich`` table on stdout."""
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title="patch proof gate")
-    for col in ("patch", "test", "unpatched", "patched", "verdict", "s"):
-        table.add_column(col)
-    for r in results:
-        verdict = "[green]proven[/green]" if r.ok else "[red]REJECTED[/red]"
-        table.add_row(r.patch, r.test or "-", r.unpatched, r.patched, verdict, f"{r.seconds:.1f}")
-    Console(width=200).print(table)
-
-
 def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_table(series_dir: Path) -> str:
+def render_table(patches_dir: Path) -> str:
     """Markdown of ``docs/patches.md``: one row per patch (subject, files, test, Upstream-Status), in series order.
 
     Raises:
-        UserError: a bad series (see :func:`catch_tools.patches.load_series`).
+        UserError: a bad series (see :class:`catch_tools.patches.Series`).
     """
-    patches = load_series(series_dir)
+    patches = Series.read(patches_dir).patches
     lines = [
         "# The patch series",
         "",
@@ -354,58 +343,3 @@ def render_table(series_dir: Path) -> str:
         lines.append(f"| {i} | [{patch.name}](../patches/{patch.name}) | {_md_cell(patch.meta.subject)} | {files} "
                      f"| `{_md_cell(test)}` | {_md_cell(status)} |")
     return "\n".join(lines) + "\n"
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI of ``scripts/prove_patches.py``; returns the exit code (0 all proven, 1 a patch rejected or the table
-    is stale, 2 a user error through :func:`catch_tools.errors.run_cli`)."""
-    import argparse
-
-    from catch_tools.paths import patches_dir, repo_root
-
-    parser = argparse.ArgumentParser(prog="prove_patches.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--series", type=Path, help="patches directory (default: the repository's patches/)")
-    parser.add_argument("--torch-tree", type=Path, help="patched torch tree, e.g. the site-packages of an installed "
-                        "combined wheel (default: an overlay of the installed torch with the series applied)")
-    parser.add_argument("--upstream-tree", type=Path, help="unpatched torch tree (default: the installed torch)")
-    parser.add_argument("--patch", action="append", default=[], help="prove only this patch (repeatable)")
-    parser.add_argument("--json", action="store_true", help="print the verdicts as JSON instead of a table")
-    parser.add_argument("--write-table", action="store_true", help="regenerate docs/patches.md and exit")
-    parser.add_argument("--check-table", action="store_true", help="exit 1 if docs/patches.md is not current")
-    args = parser.parse_args(argv)
-    root = repo_root()
-    series_dir = args.series or patches_dir()
-    if args.write_table or args.check_table:
-        doc = root / "docs" / "patches.md"
-        text = render_table(series_dir)
-        if args.check_table:
-            if not doc.is_file() or doc.read_text(encoding="utf-8") != text:
-                print(f"{display_path(doc)} is stale: run python scripts/prove_patches.py --write-table",
-                      file=sys.stderr)
-                return 1
-            print(f"{display_path(doc)} is current")
-            return 0
-        doc.parent.mkdir(parents=True, exist_ok=True)
-        doc.write_text(text, encoding="utf-8")
-        print(f"wrote {display_path(doc)}")
-        return 0
-    for opt in ("torch_tree", "upstream_tree"):
-        value = getattr(args, opt)
-        if value is not None and not value.is_dir():
-            raise UserError(f"--{opt.replace('_', '-')}: no such directory", path=str(value))
-
-    def progress(result: PatchProof) -> None:
-        if not args.json:
-            mark = "proven" if result.ok else "REJECTED"
-            print(f"{mark}: {result.patch} ({result.seconds:.1f} s)", file=sys.stderr)
-
-    results = prove_series(series_dir, root=root, torch_tree=args.torch_tree, upstream_tree=args.upstream_tree,
-                           only=args.patch, on_result=progress)
-    if args.json:
-        print(proofs_to_json(results))
-    else:
-        print_table(results)
-    for r in results:
-        if not r.ok:
-            print(f"rejected: {r.patch}: {r.reason}", file=sys.stderr)
-    return 0 if all(r.ok for r in results) else 1

@@ -9,7 +9,8 @@ tree at the release tag. :func:`upstream_repo` turns one or more releases into a
 tag (``v<version>``) per release, in version order on one linear history -- the shape of upstream's release history as
 seen by a rebase. Everything is cached under :func:`catch_tools.paths.cache_dir` (downloads ~540 MB per release).
 
-Commits are reproducible: fixed author/committer and dates, so the same releases give the same commit ids.
+Commits are reproducible: fixed author/committer and dates, so the same releases give the same commit ids. The
+command line is :mod:`catch_tools.cli.upstream` (``scripts/upstream.py``, ``catch upstream``).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from catch_tools.errors import UserError
-from catch_tools.gitcli import run_git
+from catch_tools.git import run_git
 from catch_tools.paths import cache_dir
 from catch_tools.progress import progress
 from catch_tools.userfiles import exclusive_lock
@@ -223,7 +224,7 @@ def extract_python_tree(wheel: Path, dest: Path) -> str | None:
 
 
 def _git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    return run_git(repo, *args, env=env).stdout.decode("utf-8", "replace")
+    return run_git(repo, *args, env=env).out.decode("utf-8", "replace")
 
 
 def upstream_repo(versions: Sequence[str]) -> Path:
@@ -304,35 +305,3 @@ def clone_upstream(versions: Sequence[str], dest: Path) -> Path:
             str(src), str(dest))
     _git(dest, "fetch", "-q", "--tags", "origin")
     return dest
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI ``scripts/upstream.py``: print paths of real upstream material, building it on first use.
-
-    ``wheel [VERSION]``            path of the cached release wheel (default: the pin's release)
-    ``tree [VERSION ...]``          path of the cached read-only repository of those releases
-    ``checkout DEST [VERSION ...]`` a work clone at DEST (made once, reused after), path printed
-    """
-    import argparse
-
-    from catch_tools.pin import load_pin
-
-    parser = argparse.ArgumentParser(prog="upstream.py", description=main.__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("wheel").add_argument("versions", nargs="?", default=None)
-    sub.add_parser("tree").add_argument("versions", nargs="*")
-    checkout = sub.add_parser("checkout")
-    checkout.add_argument("dest", type=Path)
-    checkout.add_argument("versions", nargs="*")
-    args = parser.parse_args(argv)
-    pinned = load_pin().public_version
-    if args.cmd == "wheel":
-        print(release_wheel(args.versions or pinned))
-    elif args.cmd == "tree":
-        print(upstream_repo(args.versions or [pinned]))
-    else:
-        if not (args.dest / ".git").exists():
-            clone_upstream(args.versions or [pinned], args.dest)
-        print(args.dest)
-    return 0

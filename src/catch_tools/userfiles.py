@@ -1,9 +1,11 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Reading the files a user hands the tooling (series, patches, manifests, state files): regular files only, and UTF-8
-text with the line of the first bad byte; replacing such a file atomically (:func:`write_atomic`); and the lock files
-of the tool's own caches and indexes (:func:`exclusive_lock`).
+"""The files and directories a user hands the tooling: files read (series, patches, manifests, state files) are
+regular files only, and UTF-8 text with the line of the first bad byte; such a file is replaced atomically
+(:func:`write_atomic`); directories written into (``--out``, ``--work``, ``--index-dir``, ``--report``) are checked to
+be directories before anything is written; the lock files of the tool's own caches and indexes
+(:func:`exclusive_lock`).
 
 A FIFO, socket or device named where a file is expected is refused without being read: opening a FIFO for reading
 blocks until a writer comes (open(2), fifo(7)), and reading a device may never end. The check is ``os.stat`` +
@@ -145,3 +147,45 @@ def exclusive_lock(path: Path, what: str = "the lock file") -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+def output_dir(path: Path, option: str, *, create: bool = True) -> Path:
+    """The directory an option names for the tool to write into (``--work DIR``), created with its parents when
+    missing (not with ``create=False``: only checked, so that every option can be checked before anything is
+    written); returns ``path``.
+
+    Raises:
+        UserError: ``path`` or one of its parents exists and is not a directory (a regular file, say; the one line
+            names that path and ``option``), or the directory cannot be created.
+    """
+    for existing in (path, *path.parents):
+        if existing.exists() or existing.is_symlink():
+            if not existing.is_dir():
+                raise UserError(f"{option} needs a directory, and this is not one", path=existing)
+            break
+    if create:
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise UserError(f"{option}: cannot create the directory ({err.strerror or err})", path=path) from None
+    return path
+
+
+def report_files(stem: Path) -> tuple[Path, Path]:
+    """A report's two files: ``--report PATH`` -> (``PATH.md``, ``PATH.json``); a given ``.md``/``.json`` suffix is
+    replaced."""
+    base = stem.with_suffix("") if stem.suffix in (".md", ".json") else stem
+    return base.with_name(base.name + ".md"), base.with_name(base.name + ".json")
+
+
+def writable_report_files(stem: Path, option: str) -> tuple[Path, Path]:
+    """:func:`report_files` of ``stem``, checked before anything runs (nothing is created): the directory they go
+    in is one or can be made (:func:`output_dir`), and neither is something other than a regular file.
+
+    Raises:
+        UserError: naming the path in the way and ``option``.
+    """
+    files = report_files(stem)
+    output_dir(files[0].parent, option, create=False)
+    for path in files:
+        if (path.exists() or path.is_symlink()) and not path.is_file():
+            raise UserError(f"{option} writes PATH.md and PATH.json, and this is not a regular file", path=path)
+    return files

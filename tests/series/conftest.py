@@ -6,7 +6,7 @@
 Every test runs its probe in a fresh interpreter against a *torch tree* (a directory holding ``torch/``):
 ``$CATCH_TORCH_TREE`` when set -- the patch proof gate (``scripts/prove_patches.py``) sets it to the unpatched
 upstream torch and then to the patched one -- else an overlay of the installed torch with the project's series
-applied (:func:`catch_tools.proof.build_overlay`). The probe checks that torch really comes from that tree, and
+applied (:func:`catch_tools.proof.build_patched_tree`). The probe checks that torch really comes from that tree, and
 needs the ``mlu`` backend (``torch_mlu``, autoloaded by ``import torch``).
 """
 
@@ -24,7 +24,7 @@ import pytest
 
 from catch_tools.errors import UserError
 from catch_tools.paths import patches_dir
-from catch_tools.proof import build_overlay, installed_torch_tree, tree_env
+from catch_tools.proof import build_patched_tree, installed_torch_tree, tree_env
 
 #: Prepended to every probe: imports torch from the tree under test and proves it; needs torch_mlu.
 _PRELUDE = r"""
@@ -67,7 +67,7 @@ def torch_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     except UserError as err:
         pytest.skip(str(err))
     overlay = tmp_path_factory.mktemp("patched-torch")
-    build_overlay(patches_dir(), upstream, overlay)
+    build_patched_tree(patches_dir(), upstream, overlay)
     return overlay
 
 

@@ -436,11 +436,11 @@ def ours_git(work: Path, case: Case) -> Result:
     pin = load_pin(patches / "manifest.toml")
     check_error = ""
     try:
-        checked_ok = not check_series(patches, source=repo, base=case.commit, pin=pin, progress=False).failed
+        checked_ok = not check_series(patches, source=repo, base=case.commit, pin=pin).failed
     except UserError as err:
         checked_ok, check_error = False, str(err)
     try:
-        result = apply_to_git(repo, patches, base=case.commit, pin=pin, progress=False)
+        result = apply_to_git(repo, patches, base=case.commit, pin=pin)
     except UserError as err:
         if checked_ok and not _binary(case):
             raise AssertionError(f"check passed but apply refused: {err}") from None
@@ -464,7 +464,7 @@ def ours_dir(work: Path, case: Case) -> Result:
     _write_tree(root, case.base)
     patches = _series(work, case)
     try:
-        checked_ok = not check_series(patches, target_dir=root, progress=False).failed
+        checked_ok = not check_series(patches, target_dir=root).failed
     except UserError:
         checked_ok = False
     try:

@@ -100,7 +100,7 @@ def test_unknown_wheel_tag_and_bad_manifest_are_one_line_errors(tmp_path: Path) 
 
 
 def test_cli_prints_the_table() -> None:
-    out = subprocess.run([sys.executable, "-m", "catch_tools.docs_matrix", "--root", str(REPO)],
+    out = subprocess.run([sys.executable, "-m", "catch_tools.cli", "versions", "--root", str(REPO)],
                          capture_output=True, text=True, check=True).stdout
     assert out.splitlines()[0].startswith("| Catch release |")
     assert f"`{manifest()['upstream']['tag']}`" in out

@@ -47,7 +47,7 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pat
         (tmp / "patches").mkdir()
         (tmp / "patches" / "series").write_text("")
         combined = build_overlay(upstream_wheel=upstream, backend_wheel=fake_backend_wheel(tmp / "be"),
-                                 series_dir=tmp / "patches", pin=PIN, out_dir=tmp / "dist").wheel
+                                 patches_dir=tmp / "patches", pin=PIN, out_dir=tmp / "dist").wheel
         yield upstream, combined, tmp
 
 

@@ -125,7 +125,7 @@ def combined_wheel(tmp_path: Path) -> Path:
     series.mkdir()
     (series / "series").write_text("# no patches\n")
     result = build_overlay(upstream_wheel=fake_torch_wheel(tmp_path / "up", "2.13.0+cpu", COMMIT),
-                           backend_wheel=fake_backend_wheel(tmp_path / "be"), series_dir=series, pin=pin,
+                           backend_wheel=fake_backend_wheel(tmp_path / "be"), patches_dir=series, pin=pin,
                            out_dir=tmp_path / "dist")
     assert result.wheel.name == COMBINED
     return result.wheel

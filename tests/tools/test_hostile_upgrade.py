@@ -21,11 +21,12 @@ from pathlib import Path
 import pytest
 from conftest import git_cmd
 
+from catch_tools.cli import upgrade as cli
+from catch_tools.cli import wheel as wheel_cli
 from catch_tools.errors import UserError, run_cli
 from catch_tools.paths import repo_root
 from catch_tools.pin import load_pin, manifest_path, update_pin
-from catch_tools.upgrade import cli, steps
-from catch_tools.wheel import cli as wheel_cli
+from catch_tools.upgrade import runner, steps
 
 RELEASE = "2.15.0"
 NEW_COMMIT = "d0f2af8b66b20da4baa50644c0cd3f887a2eae2e"
@@ -164,7 +165,7 @@ def test_an_interrupted_run_also_undoes_its_manifest_edit(tmp_path: Path, cache:
 
     replace_steps(monkeypatch, [], {"build": build}, real=("fetch",))
     with pytest.raises(type(error)):
-        steps.run(steps.Context(project=project, work=tmp_path / "work", release=RELEASE))
+        runner.run(steps.Context(project=project, work=tmp_path / "work", release=RELEASE))
     assert checksum(project) == before
 
 
@@ -174,7 +175,7 @@ def test_an_interpreter_that_does_not_exist_fails_the_step_naming_it(tmp_path: P
     before = checksum(project)
     replace_steps(monkeypatch, [], real=("fetch", "build"))
     python = tmp_path / "nonexistent" / "python"
-    rep = steps.run(steps.Context(project=project, work=tmp_path / "work", release=RELEASE, python=str(python)))
+    rep = runner.run(steps.Context(project=project, work=tmp_path / "work", release=RELEASE, python=str(python)))
     build = rep["steps"][1]
     assert build["status"] == "failed" and build["detail"].startswith(f"cannot run {python}: ")
     assert str(python) in Path(build["log"]).read_text() and checksum(project) == before

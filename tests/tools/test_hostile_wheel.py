@@ -104,7 +104,7 @@ def refused(tmp: Path, up: Path, backend: Path | None = None) -> UserError:
     before = tree_checksum(out)
     with pytest.raises(UserError) as info:
         build_overlay(upstream_wheel=up, backend_wheel=backend or fake_backend_wheel(tmp / "be"),
-                      series_dir=series(tmp / "patches"), pin=PIN, out_dir=out)
+                      patches_dir=series(tmp / "patches"), pin=PIN, out_dir=out)
     assert tree_checksum(out) == before
     assert "\n" not in str(info.value)
     return info.value
@@ -252,7 +252,7 @@ def test_users_file_named_like_an_old_partial_is_kept(tmp_path: Path) -> None:
     (out / f".catch-build-{dead}-notes" / "draft.whl.partial").write_text("draft\n")
     before = tree_checksum(out)
     result = build_overlay(upstream_wheel=upstream(tmp_path), backend_wheel=fake_backend_wheel(tmp_path / "be"),
-                           series_dir=series(tmp_path / "patches"), pin=PIN, out_dir=out)
+                           patches_dir=series(tmp_path / "patches"), pin=PIN, out_dir=out)
     after = tree_checksum(out)
     assert after.pop(result.wheel.name)
     assert after == before
@@ -323,7 +323,7 @@ def test_backend_requirement_whose_marker_is_not_exactly_an_extra_is_refused(tmp
 def test_backend_extra_requirement_is_still_offered(tmp_path: Path) -> None:
     backend = backend_with(tmp_path, requires=("torch==2.13.0", "libcst>=1.0.1; extra=='Migration'"))
     result = build_overlay(upstream_wheel=upstream(tmp_path), backend_wheel=backend,
-                           series_dir=series(tmp_path / "patches"), pin=PIN, out_dir=tmp_path / "dist")
+                           patches_dir=series(tmp_path / "patches"), pin=PIN, out_dir=tmp_path / "dist")
     with zipfile.ZipFile(result.wheel) as zf:
         meta = zf.read("torch-2.13.0+cpu.catch1.dist-info/METADATA").decode()
     assert "Provides-Extra: migration\nRequires-Dist: libcst>=1.0.1; extra=='Migration'\n" in meta
@@ -435,7 +435,7 @@ def test_read_only_output_directory_is_one_line(tmp_path: Path, monkeypatch: pyt
     try:
         with pytest.raises(UserError) as info:
             build_overlay(upstream_wheel=upstream(tmp_path), backend_wheel=fake_backend_wheel(tmp_path / "be"),
-                          series_dir=series(tmp_path / "patches"), pin=PIN, out_dir=out)
+                          patches_dir=series(tmp_path / "patches"), pin=PIN, out_dir=out)
     finally:
         out.chmod(0o755)
     assert info.value.path == str(out) and "Permission denied" in str(info.value)

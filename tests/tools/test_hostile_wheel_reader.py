@@ -136,7 +136,7 @@ def pair_wheels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, 
     (tmp_path / "patches").mkdir()
     (tmp_path / "patches" / "series").write_text("")
     result = build_overlay(upstream_wheel=upstream, backend_wheel=fake_backend_wheel(tmp_path / "be"),
-                           series_dir=tmp_path / "patches", pin=PIN, out_dir=tmp_path / "dist")
+                           patches_dir=tmp_path / "patches", pin=PIN, out_dir=tmp_path / "dist")
     return upstream, result.wheel, cache
 
 

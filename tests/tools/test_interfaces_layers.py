@@ -75,7 +75,7 @@ def _build_wheels(tmp: Path) -> tuple[Path, Path, Path]:
     (tmp / "patches").mkdir()
     (tmp / "patches" / "series").write_text("")
     result = build_overlay(upstream_wheel=upstream, backend_wheel=fake_backend_wheel(tmp / "be"),
-                           series_dir=tmp / "patches", pin=PIN, out_dir=tmp / "dist")
+                           patches_dir=tmp / "patches", pin=PIN, out_dir=tmp / "dist")
     return upstream, result.wheel, tmp
 
 
@@ -163,7 +163,7 @@ def test_backend_extra_is_offered_and_not_a_metadata_change(wheels: tuple[Path, 
                           {"torch_mlu/__init__.py": "def _autoload() -> None:\n    pass\n"},
                           requires=("torch==2.13.0", 'libcst>=1.0.1; extra == "migration"'),
                           entry_points="[torch.backends]\nmlu = torch_mlu:_autoload\n")
-    combined = build_overlay(upstream_wheel=upstream, backend_wheel=backend, series_dir=tmp / "patches", pin=PIN,
+    combined = build_overlay(upstream_wheel=upstream, backend_wheel=backend, patches_dir=tmp / "patches", pin=PIN,
                              out_dir=tmp / "dist-extra").wheel
     meta = read(combined, f"{DI}/METADATA").decode()
     assert "Provides-Extra: migration\n" in meta and 'Requires-Dist: libcst>=1.0.1; extra == "migration"\n' in meta

@@ -57,7 +57,7 @@ def real_wheels(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, P
     upstream = release_wheel(pin.wheel_version)
     (tmp / "patches").mkdir()
     (tmp / "patches" / "series").write_text("")
-    result = build_overlay(upstream_wheel=upstream, backend_wheel=backend(tmp / "be"), series_dir=tmp / "patches",
+    result = build_overlay(upstream_wheel=upstream, backend_wheel=backend(tmp / "be"), patches_dir=tmp / "patches",
                            pin=pin, out_dir=tmp / "dist")
     return upstream, result.wheel, tmp
 

@@ -18,7 +18,7 @@ from conftest import SCRIPTS, SmallTree, git_cmd, numbered
 
 from catch_tools.errors import UserError
 from catch_tools.patches import apply_to_git, series_status
-from catch_tools.patches.gitrepo import REF_APPLIED, REF_BASE, REF_IN_PROGRESS
+from catch_tools.patches.gittree import REF_APPLIED, REF_BASE, REF_IN_PROGRESS
 from catch_tools.pin import load_pin
 
 
@@ -236,7 +236,7 @@ def test_stale_git_am_is_cleaned_up(small_tree: SmallTree) -> None:
 def test_kill_9_midway_is_recovered_by_the_next_run(small_tree: SmallTree) -> None:
     _two_patches(small_tree)
     before = small_tree.snapshot()
-    env = dict(os.environ, CATCH_PATCHES_PAUSE_MIDWAY="30")
+    env = dict(os.environ, CATCH_FAULT="patches.move-head,pause=30")
     proc = subprocess.Popen([sys.executable, str(SCRIPTS / "apply_patches.py"), "apply", "--source",
                              str(small_tree.root), "--patches-dir", str(small_tree.patches)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -357,3 +357,30 @@ def test_stop_at_conflict_workflow_resolve_export_reapply(small_tree: SmallTree,
     status = run_script("apply_patches.py", "status", *common)
     assert "1/1 applied; no drift" in status.stdout
     assert (small_tree.root / "torch/a.py").read_text() == resolved
+
+
+def test_counted_sub_step_is_a_line_of_the_callers_display_or_nothing() -> None:
+    from catch_tools.progress import Reporter, progress
+
+    with Reporter().counted("checking", 500) as hidden:
+        assert hidden.bar is None  # the caller's display is not drawn: neither is its sub-step
+    with progress("check", enabled=True) as outer, outer.counted("checking", 500) as inner:
+        inner.advance(3)
+        assert inner.bar is outer.bar and outer.bar is not None and inner.completed == 3
+
+
+def test_every_progress_parameter_is_a_reporter() -> None:
+    """One type for progress across the tooling: each ``progress`` parameter is ``Reporter | None``."""
+    import ast
+
+    src = Path(__file__).resolve().parents[2] / "src" / "catch_tools"
+    found = []
+    for path in sorted(src.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                for arg in node.args.args + node.args.kwonlyargs:
+                    if arg.arg == "progress":
+                        found.append((f"{path.relative_to(src)}:{node.name}", ast.unparse(arg.annotation)
+                                      if arg.annotation else None))
+    assert len(found) >= 6, found
+    assert [f for f in found if f[1] != "Reporter | None"] == []

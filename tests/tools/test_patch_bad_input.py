@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import PIN_TEMPLATE, SmallTree
 
-from catch_tools.patches.gitrepo import open_target, snapshot, write_state
+from catch_tools.patches.gittree import open_tree
+from catch_tools.patches.transaction import Transaction
 
 GOOD_PIN = PIN_TEMPLATE.format(tag="v2.13.0", commit="cf30153c4c131c8164ee7798e5022d810682e2cb")
 
@@ -65,8 +66,7 @@ def test_patches_dir_without_manifest_says_so(small_tree: SmallTree, run_script)
 def test_status_after_an_interrupted_apply_says_run_apply(small_tree: SmallTree, run_script) -> None:
     small_tree.commit("Edit b", {"torch/b.py": "b\n"})
     small_tree.format_series()
-    target = open_target(small_tree.root)
-    write_state(target, snapshot(target, "apply", ["torch/b.py"]))  # what a kill -9 midway leaves
+    Transaction(open_tree(small_tree.root), "apply", ["torch/b.py"]).begin()  # what a kill -9 midway leaves
     proc = run_script("apply_patches.py", "status", "--source", str(small_tree.root), "--patches-dir",
                       str(small_tree.patches))
     assert proc.returncode == 0, proc.stderr
@@ -104,7 +104,7 @@ def test_patches_dir_without_manifest_is_fine_with_an_explicit_base(small_tree: 
 def test_source_that_is_no_work_tree_top_is_one_clear_error(tmp_path: Path) -> None:
     """``--source`` must be the top of a git work tree with a commit: each other case is one UserError line."""
     from catch_tools.errors import UserError
-    from catch_tools.gitcli import run_git
+    from catch_tools.git import run_git
 
     plain, repo, bare = tmp_path / "plain", tmp_path / "repo", tmp_path / "bare.git"
     plain.mkdir()
@@ -112,7 +112,7 @@ def test_source_that_is_no_work_tree_top_is_one_clear_error(tmp_path: Path) -> N
     run_git(repo, "init", "-q")
     run_git(tmp_path, "init", "-q", "--bare", str(bare))
     with pytest.raises(UserError, match="has no commit"):
-        open_target(repo)
+        open_tree(repo)
     cases = {plain: "not a git work tree", bare: "not the top directory", tmp_path / "missing": "does not exist"}
     (repo / "sub").mkdir()
     (repo / "sub" / "f").write_text("x\n")
@@ -122,14 +122,14 @@ def test_source_that_is_no_work_tree_top_is_one_clear_error(tmp_path: Path) -> N
     cases[repo / "sub"] = "not the top directory"
     for source, message in cases.items():
         if not message:
-            target = open_target(source)
+            target = open_tree(source)
             assert target.root == repo.resolve() and target.git_dir == (repo / ".git").resolve()
-            blob = run_git(repo, "rev-parse", "HEAD:sub/f").stdout.decode().strip()
+            blob = run_git(repo, "rev-parse", "HEAD:sub/f").stdout.strip()
             assert target.blobs.read(blob) == b"x\n"
             with pytest.raises(KeyError):
                 target.blobs.read("0" * 40)
             target.blobs.close()
             continue
         with pytest.raises(UserError, match=message) as err:
-            open_target(source)
+            open_tree(source)
         assert "\n" not in str(err.value)

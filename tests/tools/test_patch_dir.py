@@ -101,7 +101,7 @@ def test_kill_9_during_dir_apply_is_rolled_back_by_the_next_run(small_tree: Smal
     before = _snapshot(wheel)
     proc = subprocess.Popen([sys.executable, str(SCRIPTS / "apply_patches.py"), "apply", "--target-dir", str(wheel),
                              "--patches-dir", str(small_tree.patches)],
-                            env=dict(os.environ, CATCH_PATCHES_PAUSE_MIDWAY="30"),
+                            env=dict(os.environ, CATCH_FAULT="patches.dir-commit,pause=30"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while (wheel / "torch/b.py").exists() and time.monotonic() < deadline:

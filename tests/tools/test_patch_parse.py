@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from catch_tools.errors import UserError
-from catch_tools.patches import classify_path, load_series, parse_patch, read_series_entries
+from catch_tools.patches import Series, classify_path, parse_patch
 
 MBOX = """From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
 From: =?UTF-8?q?J=C3=B6rg=20M=C3=BCller?= <joerg@example.org>
@@ -130,7 +130,7 @@ def test_classify(path: str, cls: str) -> None:
 
 def test_series_format(tmp_path: Path) -> None:
     (tmp_path / "series").write_text("# comment\n\n0001-a.patch\n0002-b.patch -p0  # trailing comment\n")
-    entries = read_series_entries(tmp_path)
+    entries = Series.read(tmp_path).entries
     assert [(e.name, e.strip, e.line) for e in entries] == [("0001-a.patch", 1, 3), ("0002-b.patch", 0, 4)]
 
 
@@ -143,19 +143,19 @@ def _err(call, *args, **kwargs) -> UserError:
 
 def test_series_naming_a_missing_file(tmp_path: Path) -> None:
     (tmp_path / "series").write_text("# c\nmissing.patch\n")
-    err = _err(load_series, tmp_path)
+    err = _err(lambda: Series.read(tmp_path).patches)
     assert err.line == 2 and err.path and err.path.endswith("series") and "missing.patch" in err.message
 
 
 def test_series_duplicate_entry(tmp_path: Path) -> None:
     (tmp_path / "series").write_text("a.patch\nb.patch\na.patch\n")
-    err = _err(read_series_entries, tmp_path)
+    err = _err(Series.read, tmp_path)
     assert err.line == 3 and "duplicate" in err.message
 
 
 def test_series_bad_option(tmp_path: Path) -> None:
     (tmp_path / "series").write_text("a.patch -R\n")
-    assert _err(read_series_entries, tmp_path).line == 1
+    assert _err(Series.read, tmp_path).line == 1
 
 
 BAD = {

@@ -14,12 +14,12 @@ import pytest
 from conftest import git_cmd
 
 from catch_tools.patches import (
+    Series,
     apply_series_to_dir,
     apply_to_git,
     check_series,
     export_series,
     lint_series,
-    load_series,
     reverse_series,
     series_status,
 )
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.real
 
 def test_project_series_is_clean_and_not_empty() -> None:
     assert lint_series(patches_dir()) == []
-    assert len(load_series(patches_dir())) >= 1
+    assert len(Series.read(patches_dir()).patches) >= 1
 
 
 def test_apply_status_export_reverse_on_real_tree(real_clone: Path, tmp_path: Path) -> None:
@@ -40,7 +40,7 @@ def test_apply_status_export_reverse_on_real_tree(real_clone: Path, tmp_path: Pa
     assert report.failed == []
     result = apply_to_git(real_clone, patches_dir())
     assert git_cmd(real_clone, "rev-parse", "refs/patches/base") == git_cmd(real_clone, "rev-parse", pin.tag)
-    assert len(result.commits) == len(load_series(patches_dir()))
+    assert len(result.commits) == len(Series.read(patches_dir()).patches)
     status = series_status(real_clone, patches_dir())
     assert all(state == "applied" for _, state in status.patches) and status.drift == []
     # Export into a copy of patches/: the round trip keeps every file byte-identical.
@@ -60,7 +60,7 @@ def test_series_overlays_unpacked_wheel_files(real_clone: Path, tmp_path: Path) 
 
     wheel = release_wheel(load_pin().public_version)
     target = tmp_path / "wheel"
-    touched = {p for patch in load_series(patches_dir()) for ch in patch.files for p in ch.paths}
+    touched = {p for patch in Series.read(patches_dir()).patches for ch in patch.files for p in ch.paths}
     with zipfile.ZipFile(wheel) as zf:
         for name in touched:
             zf.extract(name, target)

@@ -19,7 +19,7 @@ from conftest import SmallTree
 
 from catch_tools.errors import UserError
 from catch_tools.paths import patches_dir, repo_root
-from catch_tools.proof import build_overlay, prove_series, render_table
+from catch_tools.proof import build_patched_tree, prove_series, render_table
 
 #: Tests the fake patches name. They read torch/a.py of the tree under test and import torch from PYTHONPATH.
 FEATURE_TESTS = '''
@@ -154,7 +154,7 @@ def test_gate_refuses_an_upstream_tree_that_already_carries_the_series(small_tre
     _fix_a(small_tree, "good fix", "tests/test_feature.py::test_feature")
     small_tree.format_series()
     patched = tmp_path / "patched"
-    build_overlay(small_tree.patches, _upstream(small_tree), patched)
+    build_patched_tree(small_tree.patches, _upstream(small_tree), patched)
     with pytest.raises(UserError, match="already carries the series"):
         prove_series(small_tree.patches, root=project, upstream_tree=patched, torch_tree=patched)
     # Building an overlay on it fails too: the series does not apply twice.
@@ -171,7 +171,7 @@ def test_overlay_links_untouched_files_and_patches_copies(small_tree: SmallTree,
     before = (upstream / "torch" / "a.py").read_bytes()
 
     overlay = tmp_path / "overlay"
-    touched = build_overlay(small_tree.patches, upstream, overlay)
+    touched = build_patched_tree(small_tree.patches, upstream, overlay)
 
     assert touched == ["torch/a.py", "torch/sub/new.py"]
     a_py = overlay / "torch" / "a.py"
@@ -185,7 +185,7 @@ def test_overlay_links_untouched_files_and_patches_copies(small_tree: SmallTree,
     # Bytecode of patched files must not be written into the upstream tree.
     assert not (overlay / "torch" / "__pycache__").exists()
     with pytest.raises(UserError, match="not empty"):
-        build_overlay(small_tree.patches, upstream, overlay)
+        build_patched_tree(small_tree.patches, upstream, overlay)
 
 
 def test_table_lists_every_patch_with_its_test_and_status(small_tree: SmallTree) -> None:

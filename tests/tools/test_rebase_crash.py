@@ -3,8 +3,9 @@
 
 """kill -9 at every step of a rebase, then recovery: --continue gives the uninterrupted result, --abort the start.
 
-``CATCH_REBASE_CRASH_AT=<point>[:<n>]`` makes the process SIGKILL itself the n-th time it passes ``<point>``
-(:data:`catch_tools.rebase.flow.CRASH_POINTS`); the kernel kills it like ``kill -9`` would, with no cleanup.
+``CATCH_FAULT=rebase.<point>[:<n>]`` (:mod:`catch_tools.faults`) makes the process SIGKILL itself the n-th time it
+passes ``<point>`` (:data:`catch_tools.rebase.flow.CRASH_POINTS`); the kernel kills it like ``kill -9`` would, with no
+cleanup.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ CLEAN_POINTS = ["start", "replay", "apply", "apply:2", "apply:3", "step", "step:
 def test_crash_then_continue_finishes_like_an_uninterrupted_run(tmp_path: Path, point: str,
                                                                  reference: dict[str, dict[str, object]]) -> None:
     proj, up = build(tmp_path, conflict=False)
-    crashed = run_cli(proj, up, *ARGS, env={"CATCH_REBASE_CRASH_AT": point})
+    crashed = run_cli(proj, up, *ARGS, env={"CATCH_FAULT": f"rebase.{point}"})
     assert crashed.returncode == -signal.SIGKILL, crashed.stderr
     assert "rebase in progress" in run_cli(proj, up, "status").stdout
     again = run_cli(proj, up, *ARGS)
@@ -96,7 +97,7 @@ def test_crash_then_continue_finishes_like_an_uninterrupted_run(tmp_path: Path, 
 def test_crash_then_abort_restores_the_start(tmp_path: Path, point: str) -> None:
     proj, up = build(tmp_path, conflict=False)
     before = snapshot(proj, up)
-    crashed = run_cli(proj, up, *ARGS, env={"CATCH_REBASE_CRASH_AT": point})
+    crashed = run_cli(proj, up, *ARGS, env={"CATCH_FAULT": f"rebase.{point}"})
     assert crashed.returncode == -signal.SIGKILL
     res = run_cli(proj, up, "--abort")
     assert res.returncode == 0, res.stderr
@@ -107,7 +108,7 @@ def test_crash_then_abort_restores_the_start(tmp_path: Path, point: str) -> None
 def test_crash_around_a_conflict_then_resolve_and_continue(tmp_path: Path, point: str,
                                                            reference: dict[str, dict[str, object]]) -> None:
     proj, up = build(tmp_path, conflict=True)
-    crashed = run_cli(proj, up, *ARGS, env={"CATCH_REBASE_CRASH_AT": point})
+    crashed = run_cli(proj, up, *ARGS, env={"CATCH_FAULT": f"rebase.{point}"})
     assert crashed.returncode == -signal.SIGKILL
     res = run_cli(proj, up, "--continue")
     if point == "conflict":  # the conflict state was saved: --continue refuses while the markers are there
@@ -125,7 +126,7 @@ def test_crash_while_committing_the_resolution(tmp_path: Path, reference: dict[s
     proj, up = build(tmp_path, conflict=True)
     assert run_cli(proj, up, *ARGS).returncode == 1
     resolve_b(up)
-    crashed = run_cli(proj, up, "--continue", env={"CATCH_REBASE_CRASH_AT": "resolve"})
+    crashed = run_cli(proj, up, "--continue", env={"CATCH_FAULT": "rebase.resolve"})
     assert crashed.returncode == -signal.SIGKILL
     res = run_cli(proj, up, "--continue")
     assert res.returncode == 0, res.stderr
@@ -141,7 +142,7 @@ def test_every_crash_point_is_exercised() -> None:
 def test_ctrl_c_reports_one_line_and_continue_finishes(tmp_path: Path, point: str,
                                                        reference: dict[str, dict[str, object]]) -> None:
     proj, up = build(tmp_path, conflict=False)
-    res = run_cli(proj, up, *ARGS, env={"CATCH_REBASE_CRASH_AT": point, "CATCH_REBASE_CRASH_SIGNAL": "INT"})
+    res = run_cli(proj, up, *ARGS, env={"CATCH_FAULT": f"rebase.{point},interrupt"})
     assert res.returncode == 130 and res.stderr.strip() == "error: interrupted"
     res = run_cli(proj, up, "--continue")
     assert res.returncode == 0, res.stderr

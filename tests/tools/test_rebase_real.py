@@ -60,7 +60,7 @@ def check_result(project: Path, upstream: Path, report: dict) -> None:
     assert report["outputs"] == len(series_names(project))
     assert report["inputs"] == report["outputs"] + sum(not p["in_new_series"] for p in report["patches"])
     fresh = clone_upstream(RELEASES, project.parent / "verify")
-    applied = apply_to_git(fresh, project / "patches", base="v2.15.0", pin=pin, force=True, progress=False)
+    applied = apply_to_git(fresh, project / "patches", base="v2.15.0", pin=pin, force=True)
     assert [name for name, _ in applied.commits] == series_names(project)
     assert git(fresh, "rev-parse", "HEAD^{tree}") == git(upstream, "rev-parse", "refs/patches/applied^{tree}")
 
@@ -143,7 +143,7 @@ def test_realistic_patches_via_every_release(tmp_path: Path, upstream: Path) -> 
     scratch = clone_upstream(RELEASES, tmp_path / "scratch")
     git(scratch, "checkout", "-q", "--detach", "v2.13.0")
     pin = load_pin(manifest_path(project))
-    apply_to_git(scratch, project / "patches", base="v2.13.0", pin=pin, progress=False)
+    apply_to_git(scratch, project / "patches", base="v2.13.0", pin=pin)
     for subject, rel, old, new in GENERATED:
         _edit(scratch, rel, old, new)
         git(scratch, "commit", "-q", "-a", "-m", f"{subject}\n\nUpstream-Status: Pending\n")

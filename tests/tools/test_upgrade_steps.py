@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from conftest import git_cmd
 
+from catch_tools.cli import upgrade as cli
 from catch_tools.paths import repo_root
 from catch_tools.pin import load_pin, manifest_path
-from catch_tools.upgrade import cli, steps
+from catch_tools.upgrade import runner, steps
 
 
 @pytest.fixture
@@ -54,7 +55,7 @@ def test_a_failed_step_stops_the_run_and_the_rerun_resumes_there(project: Path, 
     calls: list[str] = []
     fake_steps(monkeypatch, {"suite"}, calls)
     ctx = steps.Context(project=project, work=tmp_path / "work", release="2.15.0")
-    rep = steps.run(ctx)
+    rep = runner.run(ctx)
     assert not rep["ok"]
     assert [r["status"] for r in rep["steps"]] == ["passed", "passed", "failed", "not run", "not run", "not run"]
     failed = rep["steps"][2]
@@ -63,26 +64,26 @@ def test_a_failed_step_stops_the_run_and_the_rerun_resumes_there(project: Path, 
     # the next run (after the fix) starts at the failed step and keeps the earlier steps' outputs
     calls.clear()
     fake_steps(monkeypatch, set(), calls)
-    rep = steps.run(steps.Context(project=project, work=tmp_path / "work", release="2.15.0"))
+    rep = runner.run(steps.Context(project=project, work=tmp_path / "work", release="2.15.0"))
     assert rep["ok"] and calls == ["suite", "wheel", "interfaces", "demo"]
     assert rep["outputs"]["fetch"] == "/out/fetch"
     # a change to catch/ (or another checkout, whose manifest lacks fetch's edit) reruns every step, fetch included;
     # --from reruns from the given step
     calls.clear()
     (project / "catch" / "CMakeLists.txt").write_text("project(y)\n")
-    assert steps.run(steps.Context(project=project, work=tmp_path / "work", release="2.15.0"))["ok"]
+    assert runner.run(steps.Context(project=project, work=tmp_path / "work", release="2.15.0"))["ok"]
     assert calls == ["fetch", "build", "suite", "wheel", "interfaces", "demo"]
     calls.clear()
-    steps.run(steps.Context(project=project, work=tmp_path / "work", release="2.15.0"), start="wheel")
+    runner.run(steps.Context(project=project, work=tmp_path / "work", release="2.15.0"), start="wheel")
     assert calls == ["wheel", "interfaces", "demo"]
 
 
 def test_another_release_starts_over(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
     fake_steps(monkeypatch, set(), calls)
-    steps.run(steps.Context(project=project, work=tmp_path / "work", release="2.15.0"))
+    runner.run(steps.Context(project=project, work=tmp_path / "work", release="2.15.0"))
     calls.clear()
-    steps.run(steps.Context(project=project, work=tmp_path / "work", release="2.16.0"))
+    runner.run(steps.Context(project=project, work=tmp_path / "work", release="2.16.0"))
     assert calls == list(steps.STEPS)
 
 
@@ -105,7 +106,7 @@ def test_unknown_from_step_is_a_user_error(project: Path, tmp_path: Path) -> Non
     from catch_tools.errors import UserError
 
     with pytest.raises(UserError, match="not a step"):
-        steps.run(steps.Context(project=project, work=tmp_path / "w", release="2.15.0"), start="nope")
+        runner.run(steps.Context(project=project, work=tmp_path / "w", release="2.15.0"), start="nope")
 
 
 def test_flavour_is_recorded_in_the_manifest_once(project: Path, tmp_path: Path) -> None:

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 import zipfile
@@ -21,7 +20,6 @@ from catch_tools.wheel.overlay import build_overlay
 COMMIT = "cf30153c4c131c8164ee7798e5022d810682e2cb"
 PIN = Pin("https://github.com/pytorch/pytorch.git", "v2.13.0", COMMIT, "2.13.0+cpu", 1)
 REPO = Path(__file__).resolve().parents[2]
-HAVE_ENGINE = importlib.util.find_spec("catch_tools.patches") is not None
 
 
 @pytest.fixture(autouse=True)
@@ -41,7 +39,7 @@ def attempt(tmp: Path, upstream: Path, backend: Path | None = None, patches: Pat
     out = tmp / "dist"
     with pytest.raises(UserError) as info:
         build_overlay(upstream_wheel=upstream, backend_wheel=backend or fake_backend_wheel(tmp / "be"),
-                      series_dir=patches or series(tmp / "patches"), pin=PIN, out_dir=out)
+                      patches_dir=patches or series(tmp / "patches"), pin=PIN, out_dir=out)
     assert not out.exists() or list(out.iterdir()) == [], "a partial wheel was left behind"
     assert "\n" not in str(info.value)
     return info.value
@@ -155,7 +153,6 @@ index 1111111..2222222 100644
 """
 
 
-@pytest.mark.skipif(not HAVE_ENGINE, reason="patch engine not importable")
 def test_native_patch_in_overlay_mode(tmp_path: Path) -> None:
     patches = series(tmp_path / "patches", {"0001-Tweak-a-native-kernel.patch": NATIVE_PATCH})
     err = attempt(tmp_path, fake_torch_wheel(tmp_path / "up", "2.13.0+cpu", COMMIT), patches=patches)
@@ -192,6 +189,6 @@ def test_partial_of_a_killed_build_is_removed_by_the_next(tmp_path: Path) -> Non
     stale.parent.mkdir()
     stale.write_bytes(b"half a wheel")
     result = build_overlay(upstream_wheel=fake_torch_wheel(tmp_path / "up", "2.13.0+cpu", COMMIT),
-                           backend_wheel=fake_backend_wheel(tmp_path / "be"), series_dir=series(tmp_path / "p"),
+                           backend_wheel=fake_backend_wheel(tmp_path / "be"), patches_dir=series(tmp_path / "p"),
                            pin=PIN, out_dir=out)
     assert sorted(out.iterdir()) == [result.wheel]

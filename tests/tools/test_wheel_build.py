@@ -54,7 +54,7 @@ def stored_upstream(out: Path) -> Path:
 def build(tmp: Path, upstream: Path | None = None, backend: Path | None = None, out: str = "dist") -> Path:
     upstream = upstream or stored_upstream(tmp / "up")
     backend = backend or fake_backend_wheel(tmp / "be")
-    result = build_overlay(upstream_wheel=upstream, backend_wheel=backend, series_dir=empty_series(tmp / "patches"),
+    result = build_overlay(upstream_wheel=upstream, backend_wheel=backend, patches_dir=empty_series(tmp / "patches"),
                            pin=PIN, out_dir=tmp / out)
     return result.wheel
 

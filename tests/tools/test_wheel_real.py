@@ -13,11 +13,11 @@ from fake_wheels import fake_backend_wheel
 
 from catch_tools.interfaces.check import run_check
 from catch_tools.interfaces.report import ERROR, INCOMPATIBLE
+from catch_tools.patches import Series
 from catch_tools.paths import patches_dir
 from catch_tools.pin import load_pin
 from catch_tools.upstream import release_wheel
 from catch_tools.wheel.overlay import build_overlay
-from catch_tools.wheel.series import series_is_empty, touched_paths
 
 pytestmark = [pytest.mark.real, pytest.mark.slow]
 
@@ -28,9 +28,9 @@ def test_real_overlay_build(tmp_path: Path) -> None:
     backend = fake_backend_wheel(tmp_path / "be")
     (tmp_path / "patches").mkdir()
     (tmp_path / "patches" / "series").write_text("")
-    first = build_overlay(upstream_wheel=upstream, backend_wheel=backend, series_dir=tmp_path / "patches", pin=pin,
+    first = build_overlay(upstream_wheel=upstream, backend_wheel=backend, patches_dir=tmp_path / "patches", pin=pin,
                           out_dir=tmp_path / "a").wheel
-    second = build_overlay(upstream_wheel=upstream, backend_wheel=backend, series_dir=tmp_path / "patches", pin=pin,
+    second = build_overlay(upstream_wheel=upstream, backend_wheel=backend, patches_dir=tmp_path / "patches", pin=pin,
                            out_dir=tmp_path / "b").wheel
     assert first.name == upstream.name.replace(pin.wheel_version, pin.combined_version)
     assert first.read_bytes() == second.read_bytes()
@@ -58,11 +58,12 @@ def test_real_series_is_carried_by_the_combined_wheel(tmp_path: Path) -> None:
     pin = load_pin()
     upstream = release_wheel(pin.wheel_version)
     result = build_overlay(upstream_wheel=upstream, backend_wheel=fake_backend_wheel(tmp_path / "be"),
-                           series_dir=patches_dir(), pin=pin, out_dir=tmp_path / "dist")
-    if series_is_empty(patches_dir()):
+                           patches_dir=patches_dir(), pin=pin, out_dir=tmp_path / "dist")
+    series = Series.read(patches_dir())
+    if series.empty:
         assert result.patched == ["torch/version.py"]
         return
-    touched = set(touched_paths(patches_dir()))
+    touched = set(series.touched_paths())
     shipped = {p for p in touched if p.startswith(("torch/", "torchgen/", "functorch/"))}
     from_series = (set(result.patched) - {"torch/version.py"}) | (set(result.added) - {"torch_mlu/__init__.py"})
     assert from_series and from_series <= shipped

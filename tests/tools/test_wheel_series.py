@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-import importlib.util
+import sys
 import zipfile
 from pathlib import Path
 
@@ -13,11 +13,9 @@ import pytest
 from fake_wheels import fake_backend_wheel, fake_torch_wheel
 
 from catch_tools.errors import UserError
+from catch_tools.patches import parse as parse_module
 from catch_tools.pin import Pin
 from catch_tools.wheel.overlay import build_overlay
-
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("catch_tools.patches") is None,
-                                reason="patch engine not importable")
 
 COMMIT = "cf30153c4c131c8164ee7798e5022d810682e2cb"
 PIN = Pin("https://github.com/pytorch/pytorch.git", "v2.13.0", COMMIT, "2.13.0+cpu", 2)
@@ -95,7 +93,7 @@ def test_python_patch_lands_in_the_wheel(tmp_path: Path) -> None:
                                             "0002-Add-a-Catch-note-module.patch": NEW_FILE})
     upstream = fake_torch_wheel(tmp_path / "up", PIN.wheel_version, COMMIT)
     result = build_overlay(upstream_wheel=upstream, backend_wheel=fake_backend_wheel(tmp_path / "be"),
-                           series_dir=patches, pin=PIN, out_dir=tmp_path / "dist")
+                           patches_dir=patches, pin=PIN, out_dir=tmp_path / "dist")
     assert "torch/utils/helpers.py" in result.patched
     assert "torch/utils/_catch_note.py" in result.added
     with zipfile.ZipFile(result.wheel) as zf, zipfile.ZipFile(upstream) as up:
@@ -109,7 +107,47 @@ def test_series_that_does_not_apply_is_refused(tmp_path: Path) -> None:
     patches = series(tmp_path / "patches", {"0001-Edit-a-line-that-is-not-there.patch": BAD_CONTEXT})
     with pytest.raises(UserError) as info:
         build_overlay(upstream_wheel=fake_torch_wheel(tmp_path / "up", PIN.wheel_version, COMMIT),
-                      backend_wheel=fake_backend_wheel(tmp_path / "be"), series_dir=patches, pin=PIN,
+                      backend_wheel=fake_backend_wheel(tmp_path / "be"), patches_dir=patches, pin=PIN,
                       out_dir=tmp_path / "dist")
     assert "series fails check" in str(info.value) and "0001-Edit-a-line-that-is-not-there.patch" in str(info.value)
     assert not (tmp_path / "dist").exists() or not list((tmp_path / "dist").iterdir())
+
+
+#: Files opened while :data:`_OPENS` is a list (``sys.addaudithook``: every ``open``, whichever function does it).
+_OPENS: list[str] | None = None
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if event == "open" and _OPENS is not None and isinstance(args[0], str | Path):
+        _OPENS.append(str(args[0]))
+
+
+sys.addaudithook(_audit)
+
+
+def test_one_build_reads_the_series_once_and_parses_each_patch_once(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build's series consumers (touched paths, lint, check, apply) share one Series: ``series`` is opened once
+    and each patch's diff is parsed once (counted where every parse goes through, whoever calls it)."""
+    global _OPENS
+    names = ["0001-Add-triple-to-helpers.patch", "0002-Add-a-Catch-note-module.patch"]
+    patches = series(tmp_path / "patches", dict(zip(names, (EDIT_HELPERS, NEW_FILE), strict=True)))
+    upstream = fake_torch_wheel(tmp_path / "up", PIN.wheel_version, COMMIT)
+    backend = fake_backend_wheel(tmp_path / "be")
+    parsed: list[str] = []
+    real = parse_module._file_changes
+
+    def counting(diff: str, first: int, strip: int, where: str) -> list[object]:
+        parsed.append(Path(where).name)
+        return real(diff, first, strip, where)
+
+    monkeypatch.setattr(parse_module, "_file_changes", counting)
+    _OPENS = []
+    try:
+        build_overlay(upstream_wheel=upstream, backend_wheel=backend, patches_dir=patches, pin=PIN,
+                      out_dir=tmp_path / "dist")
+        opened = _OPENS
+    finally:
+        _OPENS = None
+    assert [p for p in opened if Path(p) == patches / "series"] == [str(patches / "series")]
+    assert sorted(parsed) == names

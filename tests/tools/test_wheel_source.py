@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from catch_tools.cli.wheel import main
 from catch_tools.errors import UserError
 from catch_tools.pin import load_pin
-from catch_tools.wheel.cli import main
 
 
 def test_dry_run_prints_steps_and_environment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

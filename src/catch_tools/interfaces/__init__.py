@@ -9,7 +9,7 @@
 - :mod:`.schemas` -- layer 2, operator schemas (probes in child interpreters, :mod:`._probe`).
 - :mod:`.pyapi`   -- layer 3, Python API (griffe).
 - :mod:`.report`  -- findings, exit bits, rich and JSON output.
-- :mod:`.check`   -- runs the layers; :mod:`.cli` -- ``scripts/check_native_interfaces.py``.
+- :mod:`.check`   -- runs the layers; the command line is :mod:`catch_tools.cli.interfaces`.
 """
 
 from catch_tools.interfaces.check import run_check

@@ -18,8 +18,9 @@ from catch_tools.interfaces.files import check_files
 from catch_tools.interfaces.pair import WheelPair
 from catch_tools.interfaces.pyapi import check_api
 from catch_tools.interfaces.report import LayerResult, Report
-from catch_tools.interfaces.schemas import BACKEND_NAMESPACES, BACKEND_PACKAGE, Probes, check_schemas, runtime_facts
+from catch_tools.interfaces.schemas import BACKEND_NAMESPACES, Probes, check_schemas, runtime_facts
 from catch_tools.progress import Reporter
+from catch_tools.wheel.inputs import BACKEND_PACKAGE
 from catch_tools.wheel.metadata import member_text
 
 ALL_LAYERS = (0, 1, 2, 3)
@@ -53,6 +54,7 @@ def run_check(upstream: Path, combined: Path, layers: Iterable[int] = ALL_LAYERS
     Raises:
         UserError (exit code 1): a wheel cannot be opened, or its metadata is not UTF-8 text.
     """
+    shown = progress or Reporter()
     report = Report(str(upstream), str(combined))
     with WheelPair(upstream, combined, cache=cache) as pair:
         check_metadata_text(pair)
@@ -63,8 +65,7 @@ def run_check(upstream: Path, combined: Path, layers: Iterable[int] = ALL_LAYERS
                 probes.prefetch(backend=2 in wanted and pair.new.get(f"{BACKEND_PACKAGE}/__init__.py") is not None)
             for layer in sorted(set(layers)):
                 start = time.perf_counter()
-                if progress is not None:
-                    progress.step(f"interface check: layer {layer} ({LAYER_NAMES[layer]})")
+                shown.step(f"interface check: layer {layer} ({LAYER_NAMES[layer]})")
                 result: LayerResult
                 if layer == 0:
                     result = check_files(pair)
@@ -78,8 +79,7 @@ def run_check(upstream: Path, combined: Path, layers: Iterable[int] = ALL_LAYERS
                     result = check_api(pair, full=full_api)
                 result.seconds = time.perf_counter() - start
                 report.layers.append(result)
-                if progress is not None:
-                    progress.line(f"interface check: layer {layer} done ({result.seconds:.1f} s)")
+                shown.line(f"interface check: layer {layer} done ({result.seconds:.1f} s)")
         finally:
             probes.close()
     return report

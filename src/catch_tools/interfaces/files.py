@@ -24,11 +24,12 @@ from packaging.utils import canonicalize_name
 from catch_tools.errors import UserError
 from catch_tools.interfaces.pair import WheelPair
 from catch_tools.interfaces.report import ERROR, INCOMPATIBLE, REVIEW, LayerResult
+from catch_tools.wheel.inputs import BACKEND_PACKAGE
 from catch_tools.wheel.metadata import backend_extras, member_text, metadata_field, parse_entry_points
 from catch_tools.wheel.record import is_unhashed, parse_record, record_digest
 from catch_tools.wheel.zipraw import RawZipReader
 
-BACKEND_PREFIXES = ("torch_mlu/",)
+BACKEND_PREFIXES = (f"{BACKEND_PACKAGE}/",)
 FROZEN_PREFIXES = ("torch/include/", "torch/share/cmake/")
 #: Files the combined build edits on purpose.
 EDITED = ("torch/version.py",)

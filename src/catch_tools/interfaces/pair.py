@@ -22,7 +22,7 @@ from pathlib import Path
 
 from catch_tools.errors import UserError
 from catch_tools.paths import cache_dir
-from catch_tools.wheel.metadata import check_wheel_identity, split_wheel_filename
+from catch_tools.wheel.metadata import check_wheel_identity, dist_info_dir
 from catch_tools.wheel.unpack import Unpacker, record_tree, unpack_members, verify_tree
 from catch_tools.wheel.zipraw import RawMember, RawZipReader
 
@@ -40,8 +40,17 @@ def wanted_for_import(name: str) -> bool:
 
 
 def _dist_info(reader: RawZipReader) -> str:
-    name, version, _tags = split_wheel_filename(reader.path.name)
-    dist_info = f"{name}-{version}.dist-info"
+    """The wheel's ``.dist-info`` directory (:func:`~catch_tools.wheel.metadata.dist_info_dir`), with its
+    ``METADATA``.
+
+    Raises:
+        UserError (exit code 1): not exactly one ``.dist-info``, or no ``METADATA`` in it.
+    """
+    try:
+        dist_info = dist_info_dir(reader)
+    except UserError as err:
+        err.exit_code = 1
+        raise
     if reader.get(f"{dist_info}/METADATA") is None:
         raise UserError(f"wheel has no {dist_info}/METADATA", path=reader.path, exit_code=1)
     return dist_info

@@ -37,10 +37,10 @@ from catch_tools.interfaces.pair import WheelPair
 from catch_tools.interfaces.report import ERROR, INCOMPATIBLE, REVIEW, LayerResult
 from catch_tools.paths import cache_dir
 from catch_tools.userfiles import write_atomic
+from catch_tools.wheel.inputs import BACKEND_PACKAGE
 
 log = logging.getLogger(__name__)
 
-BACKEND_PACKAGE = "torch_mlu"
 BACKEND_NAMESPACES = ("torch_mlu", "mlu")
 PROBE_TIMEOUT_S = 600
 

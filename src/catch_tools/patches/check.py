@@ -20,13 +20,12 @@ from pathlib import Path
 from catch_tools.errors import UserError
 from catch_tools.patches.classify import classify_path
 from catch_tools.patches.engine import DirReader, PatchOutcome, TreeReader, simulate
-from catch_tools.patches.gitapply import GitTreeReader
-from catch_tools.patches.gitrepo import open_target, resolve_base
+from catch_tools.patches.gittree import GitTreeReader, open_tree, resolve_base
 from catch_tools.patches.model import Patch, PathClass
-from catch_tools.patches.parse import display_path, parse_patch
-from catch_tools.patches.series import entry_path, read_series_entries
+from catch_tools.patches.parse import display_path
+from catch_tools.patches.series import Series
 from catch_tools.pin import Pin
-from catch_tools.progress import progress as progress_display
+from catch_tools.progress import Reporter
 
 
 @dataclass
@@ -90,10 +89,11 @@ def _outcome_check(out: PatchOutcome) -> PatchCheck:
     return check
 
 
-def check_series(patches_dir: Path, *, source: Path | None = None, target_dir: Path | None = None,
-                 base: str | None = None, pin: Pin | None = None, progress: bool | None = None) -> CheckReport:
-    """Dry-run the series in ``patches_dir`` against the git tree ``source`` (at its pinned base) or the plain
-    directory ``target_dir``. Exactly one of the two must be given.
+def check_series(series: Series | Path, *, source: Path | None = None, target_dir: Path | None = None,
+                 base: str | None = None, pin: Pin | None = None, progress: Reporter | None = None) -> CheckReport:
+    """Dry-run the series (a :class:`~catch_tools.patches.series.Series`, or its ``patches/`` directory) against the
+    git tree ``source`` (at its pinned base) or the plain directory ``target_dir``. Exactly one of the two must be
+    given. ``progress``: the caller's display (a counted line while checking).
 
     Returns a :class:`CheckReport` (it never raises for a patch that fails to parse or apply: those are reported).
 
@@ -102,13 +102,13 @@ def check_series(patches_dir: Path, *, source: Path | None = None, target_dir: P
     """
     if (source is None) == (target_dir is None):
         raise UserError("check needs exactly one of a git source tree or --target-dir")
-    entries = read_series_entries(patches_dir, allow_duplicates=False)
+    series = Series.of(series)
     reader: TreeReader
     if source is not None:
-        target = open_target(source)
-        base_sha: str | None = resolve_base(target, base, pin)
+        repo = open_tree(source)
+        base_sha: str | None = resolve_base(repo, pin, base)[0]
         assert base_sha is not None
-        reader = GitTreeReader(target, base_sha)
+        reader = GitTreeReader(repo, base_sha)
         where = str(source)
     else:
         assert target_dir is not None
@@ -119,11 +119,10 @@ def check_series(patches_dir: Path, *, source: Path | None = None, target_dir: P
         reader, base_sha, where = DirReader(target_dir), None, str(target_dir)
     checks: dict[int, PatchCheck] = {}
     parsed: list[tuple[int, Patch]] = []
-    for i, entry in enumerate(entries):
-        path = patches_dir / entry.name
+    for i, entry in enumerate(series.entries):
+        path = series.directory / entry.name
         try:
-            entry_path(patches_dir, entry)
-            patch = parse_patch(path, strip=entry.strip, name=entry.name, series_line=entry.line)
+            patch = series.parse(entry)
         except UserError as err:
             checks[i] = PatchCheck(entry.name, display_path(path), False, [(err.path or "", err.line, err.message)])
             continue
@@ -140,7 +139,7 @@ def check_series(patches_dir: Path, *, source: Path | None = None, target_dir: P
     def skip(path: str) -> PathClass | None:
         return "unshipped" if target_dir is not None and classify_path(path) == "unshipped" else None
 
-    with progress_display("checking", len(parsed), enabled=progress) as bar, contextlib.ExitStack() as stack:
+    with (progress or Reporter()).counted("checking", len(parsed)) as bar, contextlib.ExitStack() as stack:
         if isinstance(reader, DirReader):
             stack.callback(reader.close)
         outcomes = simulate([p for _, p in parsed], reader, report_fuzz=True, skip_class=skip,

@@ -4,7 +4,7 @@
 """Turn a simulated series into git commits, reproducibly.
 
 Each patch becomes one commit whose author is the patch's (``From``/``Date``; DEP-3 ``Author``; the fixed identity
-and date of :mod:`catch_tools.patches.gitrepo` when absent) and whose committer is the fixed identity with the author
+and date of :mod:`catch_tools.patches.gittree` when absent) and whose committer is the fixed identity with the author
 date -- what ``git am --committer-date-is-author-date`` with ``GIT_COMMITTER_NAME/EMAIL`` set produces, so both paths
 give the same commit ids. The message is ``subject + "\\n\\n" + body`` cleaned like git's ``stripspace`` (as
 ``git am`` does).
@@ -21,15 +21,9 @@ import tempfile
 from pathlib import Path
 
 from catch_tools.errors import UserError
+from catch_tools.git import Repo
 from catch_tools.patches.engine import PatchOutcome
-from catch_tools.patches.gitrepo import (
-    COMMITTER_EMAIL,
-    COMMITTER_NAME,
-    FIXED_DATE,
-    REF_IMPORT,
-    Target,
-    run_git,
-)
+from catch_tools.patches.gittree import COMMITTER, FIXED_DATE, REF_IMPORT
 from catch_tools.patches.model import Patch, PatchMeta
 from catch_tools.patches.parse import diff_start
 
@@ -54,7 +48,7 @@ def commit_message(meta: PatchMeta) -> str:
 
 def identity(meta: PatchMeta) -> tuple[str, str, tuple[int, str]]:
     """(author name, author email, (epoch seconds, "+hhmm")) of a patch, with the fixed fallbacks."""
-    return (meta.author_name or COMMITTER_NAME, meta.author_email or COMMITTER_EMAIL, meta.date or FIXED_DATE)
+    return (meta.author_name or COMMITTER.name, meta.author_email or COMMITTER.email, meta.date or FIXED_DATE)
 
 
 def render_mbox(patch: Patch) -> bytes:
@@ -84,7 +78,7 @@ def _data(blob: bytes) -> bytes:
     return b"data %d\n" % len(blob) + blob + b"\n"
 
 
-def fast_import(target: Target, base: str, outcomes: list[PatchOutcome]) -> list[str]:
+def fast_import(repo: Repo, base: str, outcomes: list[PatchOutcome]) -> list[str]:
     """Write one commit per (successful) outcome on top of ``base`` with ``git fast-import``.
 
     Returns the commit ids in order. Only objects and the temporary ref ``refs/patches/import-tmp`` (deleted again)
@@ -98,7 +92,7 @@ def fast_import(target: Target, base: str, outcomes: list[PatchOutcome]) -> list
         msg = commit_message(out.patch.meta).encode("utf-8")
         parts.append(f"commit {REF_IMPORT}\nmark :{i}\n".encode())
         parts.append(f"author {name} <{mail}> {secs} {tz}\n".encode())
-        parts.append(f"committer {COMMITTER_NAME} <{COMMITTER_EMAIL}> {secs} {tz}\n".encode())
+        parts.append(f"committer {COMMITTER.name} <{COMMITTER.email}> {secs} {tz}\n".encode())
         parts.append(_data(msg))
         if i == 1:
             parts.append(f"from {base}\n".encode())
@@ -110,13 +104,13 @@ def fast_import(target: Target, base: str, outcomes: list[PatchOutcome]) -> list
                 parts.append(_data(state[1]))
         parts.append(b"\n")
     parts.append(b"done\n")
-    with tempfile.TemporaryDirectory(dir=target.git_dir) as tmp:
+    with tempfile.TemporaryDirectory(dir=repo.git_dir) as tmp:
         marks = Path(tmp) / "marks"
-        proc = run_git(target.root, "fast-import", "--quiet", "--force", "--done", "--date-format=raw",
-                       f"--export-marks={marks}", input=b"".join(parts), check=False)
-        run_git(target.root, "update-ref", "-d", REF_IMPORT, check=False)
-        if proc.returncode != 0:
-            err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise UserError(f"git fast-import failed: {err[0] if err else proc.returncode}", path=str(target.root))
+        proc = repo.run("fast-import", "--quiet", "--force", "--done", "--date-format=raw",
+                        f"--export-marks={marks}", input=b"".join(parts), check=False)
+        repo.run("update-ref", "-d", REF_IMPORT, check=False)
+        if not proc.ok:
+            err = proc.err.decode("utf-8", "replace").strip().splitlines()
+            raise UserError(f"git fast-import failed: {err[0] if err else proc.status}", path=str(repo.root))
         table = dict(line.split() for line in marks.read_text().splitlines())
     return [table[f":{i}"] for i in range(1, len(outcomes) + 1)]

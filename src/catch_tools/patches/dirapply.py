@@ -20,18 +20,17 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 from catch_tools.errors import UserError
+from catch_tools.faults import fault
 from catch_tools.patches.classify import classify_path
 from catch_tools.patches.engine import DirReader, FileState, simulate
 from catch_tools.patches.model import MODE_EXEC, MODE_LINK, Patch, PathClass
 from catch_tools.patches.parse import display_path
 from catch_tools.patches.safefs import Root, UnsafePath, check_relative
-from catch_tools.patches.series import load_series
+from catch_tools.patches.series import Series
 
 _TMP = ".catch-new"
 _BAK = ".catch-orig"
@@ -170,9 +169,7 @@ def commit_dir_changes(target_dir: Path, changes: dict[str, FileState | None]) -
                 if fs.exists(rel):
                     fs.replace(rel, rel + _BAK)
                     backups.append((rel, rel + _BAK))
-            pause = os.environ.get("CATCH_PATCHES_PAUSE_MIDWAY")
-            if pause:  # test hook for crash-safety tests: originals moved away, new files not yet in place
-                time.sleep(float(pause))
+            fault("patches.dir-commit")  # originals moved away, new files not yet in place
             for rel, tmp in staged:
                 if tmp is not None:
                     fs.replace(tmp, rel)
@@ -195,9 +192,10 @@ def commit_dir_changes(target_dir: Path, changes: dict[str, FileState | None]) -
     return [target_dir / rel for rel, _ in staged]
 
 
-def apply_series_to_dir(series_dir: Path, target_dir: Path, *, echo: Callable[[str], None] | None = None
+def apply_series_to_dir(series: Series | Path, target_dir: Path, *, echo: Callable[[str], None] | None = None
                         ) -> list[Path]:
-    """Apply the series in ``series_dir`` (a ``patches/`` directory) to the plain directory ``target_dir``.
+    """Apply the series (a :class:`~catch_tools.patches.series.Series`, or its ``patches/`` directory) to the plain
+    directory ``target_dir``.
 
     Returns the changed files (absolute paths under ``target_dir``), sorted. ``echo`` receives notes about skipped
     unshipped paths. The combined-wheel builder calls this on the unpacked upstream wheel.
@@ -211,7 +209,7 @@ def apply_series_to_dir(series_dir: Path, target_dir: Path, *, echo: Callable[[s
                         "target directory does not exist (unpack the wheel there: python -m zipfile -e WHL DIR)",
                         path=display_path(target_dir))
     recovered = recover_dir(target_dir)
-    patches = load_series(series_dir)
+    patches = Series.of(series).patches
     changes, notes = plan_dir_apply(patches, target_dir)
     if recovered:
         notes.insert(0, recovered)

@@ -28,10 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from catch_tools.errors import UserError
-from catch_tools.patches.gitrepo import REF_BASE, clear_state, open_target, read_state, resolve_base, run_git
+from catch_tools.git import run_git
+from catch_tools.patches.gittree import open_tree, recorded_base
 from catch_tools.patches.lint import undeclared_binary
 from catch_tools.patches.parse import display_path, parse_patch
-from catch_tools.patches.series import SERIES_NAME, read_series_entries
+from catch_tools.patches.series import SERIES_NAME, Series
+from catch_tools.patches.transaction import Transaction
 from catch_tools.pin import Pin
 from catch_tools.userfiles import write_atomic
 
@@ -94,23 +96,24 @@ def export_series(source: Path, patches_dir: Path, *, base: str | None = None, d
     Raises:
         UserError: a git am still stopped on a conflict, merge commits in the range, or no commit to export.
     """
-    target = open_target(source)
-    if target.operation_in_progress():
-        raise UserError(f"a git {target.operation_in_progress()} is in progress: finish it "
-                        f"(git -C {target.root} am --continue) before exporting", path=str(target.root))
-    state = read_state(target)
-    if state is not None and state.operation != "stopped":
+    repo = open_tree(source)
+    operation = repo.operation_in_progress()
+    if operation:
+        raise UserError(f"a git {operation} is in progress: finish it "
+                        f"(git -C {repo.root} am --continue) before exporting", path=str(repo.root))
+    pending = Transaction.pending(repo)
+    if pending is not None and pending.state.operation != "stopped":
         raise UserError("an interrupted apply is pending: run apply or reverse first to recover",
-                        path=str(target.root))
-    base_sha = target.rev(REF_BASE) or resolve_base(target, base, pin)
-    head = target.head()
-    if run_git(target.root, "rev-list", "--merges", f"{base_sha}..{head}").stdout.strip():
+                        path=str(repo.root))
+    base_sha = recorded_base(repo, pin, base)
+    head = repo.head()
+    if repo.out("rev-list", "--merges", f"{base_sha}..{head}"):
         raise UserError("the commits on top of the base include merges: a series must be linear",
-                        path=str(target.root))
-    count = int(run_git(target.root, "rev-list", "--count", f"{base_sha}..{head}").stdout.decode().strip())
+                        path=str(repo.root))
+    count = int(repo.out("rev-list", "--count", f"{base_sha}..{head}"))
     if count == 0:
         raise UserError(f"no commits on top of the base {base_sha[:12]}: refusing an empty export (it would delete "
-                        "every patch; use `reverse` to drop the series from the tree)", path=str(target.root))
+                        "every patch; use `reverse` to drop the series from the tree)", path=str(repo.root))
     if patches_dir.exists() and not patches_dir.is_dir():
         raise UserError("is a file, expected the patches/ directory (pass --patches-dir DIR)",
                         path=display_path(patches_dir))
@@ -118,19 +121,19 @@ def export_series(source: Path, patches_dir: Path, *, base: str | None = None, d
     old_series: str | None = None
     old_names: list[str] = []
     if os.path.lexists(series_path):
-        old_names = [e.name for e in read_series_entries(patches_dir)]  # refuses a FIFO, a bad byte or line
+        old_names = Series.read(patches_dir).names  # refuses a FIFO, a bad byte or line
         old_series = series_path.read_text(encoding="utf-8")
     old_files = {n: (patches_dir / n).read_bytes() for n in old_names if (patches_dir / n).is_file()}
     old_by_key = {equivalence_key(data): data for data in old_files.values()}
     result = ExportResult()
     new_files: dict[str, bytes] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        run_git(target.root, "format-patch", *FORMAT_PATCH_OPTIONS, "-o", tmp, f"{base_sha}..{head}")
+        repo.run("format-patch", *FORMAT_PATCH_OPTIONS, "-o", tmp, f"{base_sha}..{head}")
         written = sorted(Path(tmp).iterdir())
         if len(written) != count:
             raise UserError(f"git format-patch wrote {len(written)} patches for {count} commits (empty commits "
-                            "cannot be exported: drop them)", path=str(target.root))
-        _refuse_unacceptable(target.root, f"{base_sha}..{head}", written)
+                            "cannot be exported: drop them)", path=str(repo.root))
+        _refuse_unacceptable(repo.root, f"{base_sha}..{head}", written)
         for path in written:
             data = path.read_bytes()
             new_files[path.name] = old_by_key.get(equivalence_key(data), data)
@@ -148,8 +151,8 @@ def export_series(source: Path, patches_dir: Path, *, base: str | None = None, d
     write_atomic(series_path, new_series)
     for name in result.removed:
         (patches_dir / name).unlink(missing_ok=True)
-    if state is not None and state.operation == "stopped":
-        clear_state(target)
+    if pending is not None:  # the conflict ``apply --stop-at-conflict`` left, now resolved and exported
+        pending.finish()
     return result
 
 
@@ -163,7 +166,7 @@ def _refuse_unacceptable(root: Path, commits_range: str, written: list[Path]) ->
         UserError: before anything is written (``git format-patch`` writes raw bytes: a file with CRLF lines or
             bytes that are not UTF-8 becomes a patch the engine refuses).
     """
-    log = run_git(root, "log", "--reverse", "--format=%H %s", commits_range).stdout
+    log = run_git(root, "log", "--reverse", "--format=%H %s", commits_range).out
     commits = [line.split(" ", 1) + [""] for line in log.decode("utf-8", "replace").splitlines()]
     for (sha, subject, *_), path in zip(commits, written, strict=True):
         what = f"commit {sha[:12]} ({subject!r}) cannot be exported"

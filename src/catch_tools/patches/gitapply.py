@@ -5,14 +5,14 @@
 
 Order of work (every check happens before anything is written):
 
-1. recover from an interrupted earlier run (:func:`catch_tools.patches.gitrepo.recover`);
+1. recover from an interrupted earlier run (:func:`catch_tools.patches.transaction.recover`);
 2. parse the whole series; resolve the base (``--base``, else the pin's commit, else the pin's tag);
 3. refuse a dirty tree, or a HEAD that is neither the base nor the recorded ``refs/patches/applied``, unless ``force``;
 4. apply the series in memory (:mod:`catch_tools.patches.engine`) and write the commits with ``git fast-import``
    (:mod:`catch_tools.patches.commits`) -- objects only;
 5. if the result is already checked out: say so and stop (no-op);
-6. record the in-progress state, move index/work tree and HEAD, set ``refs/patches/base`` and ``refs/patches/applied``,
-   drop the state. Any failure restores the recorded state.
+6. in one :class:`~catch_tools.patches.transaction.Transaction`: move index/work tree and HEAD, set
+   ``refs/patches/base`` and ``refs/patches/applied``. Any failure restores the tree as it was.
 
 When a patch does not apply exactly and ``--3way`` or ``--stop-at-conflict`` is given (or the series holds binary
 patches, which only git applies), the series is replayed with ``git am`` instead (same commit ids for the patches
@@ -24,94 +24,21 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from catch_tools.errors import UserError
+from catch_tools.git import Repo
 from catch_tools.patches.commits import fast_import, render_mbox
-from catch_tools.patches.engine import FileState, PatchOutcome, simulate
-from catch_tools.patches.gitrepo import (
-    COMMITTER_EMAIL,
-    COMMITTER_NAME,
-    REF_APPLIED,
-    REF_BASE,
-    State,
-    Target,
-    clear_state,
-    move_head,
-    open_target,
-    recover,
-    resolve_base,
-    restore,
-    run_git,
-    snapshot,
-    write_state,
-)
+from catch_tools.patches.engine import simulate
+from catch_tools.patches.gittree import REF_APPLIED, REF_BASE, GitTreeReader, open_tree, resolve_base
 from catch_tools.patches.model import Patch
 from catch_tools.patches.parse import display_path
-from catch_tools.patches.series import load_series
+from catch_tools.patches.series import Series
+from catch_tools.patches.transaction import Transaction, recover, state_dir
 from catch_tools.pin import Pin
-from catch_tools.progress import progress as progress_display
-
-
-class GitTreeReader:
-    """The tree of one commit, read through ``git ls-tree`` and a persistent ``git cat-file --batch``.
-
-    ``paths``: the only paths the caller will ask about (a series' :func:`series_paths`). Then ``ls-tree`` lists
-    just those and their directories instead of the whole tree (PyTorch's has ~15,000 files), and a question about
-    any other path falls back to the whole listing.
-    """
-
-    def __init__(self, target: Target, commit: str, paths: Iterable[str] | None = None):
-        self.target = target
-        self.commit = commit
-        self.entries: dict[str, tuple[str, str]] = {}
-        self.known: set[str] | None = None
-        wanted = sorted({d for p in paths for d in _with_parents(p)}) if paths is not None else None
-        if wanted is not None and len(wanted) <= _MAX_LISTED_PATHS:
-            # Non-recursive with literal pathspecs (git-ls-tree(1)): a blob or link names its own entry, a directory
-            # lists its entries -- so a symlink on the way to a path shows up as the entry it is.
-            self._list(wanted)
-            self.known = set(wanted)
-        else:
-            self._list(None)
-
-    def _list(self, paths: list[str] | None) -> None:
-        args = ["ls-tree", "-z", "--full-tree", self.commit] + (["--", *paths] if paths is not None else ["-r"])
-        proc = run_git(self.target.root, *args, env={"GIT_LITERAL_PATHSPECS": "1"})
-        for entry in proc.stdout.decode("utf-8", "replace").split("\0"):
-            if entry:
-                meta, path = entry.split("\t", 1)
-                mode, kind, sha = meta.split()
-                if kind == "blob":
-                    self.entries[path] = (mode, sha)
-
-    def exists(self, path: str) -> bool:
-        if self.known is not None and path not in self.known:
-            self.entries.clear()
-            self.known = None
-            self._list(None)
-        return path in self.entries
-
-    def read(self, path: str) -> FileState:
-        mode, sha = self.entries[path]
-        return mode, self.target.blobs.read(sha)
-
-
-#: Above this many paths, one recursive listing of the whole tree beats a command line of pathspecs.
-_MAX_LISTED_PATHS = 2000
-
-
-def _with_parents(path: str) -> list[str]:
-    """``a/b/c`` -> ``["a", "a/b", "a/b/c"]``."""
-    parts = path.split("/")
-    return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
-
-
-def series_paths(patches: Iterable[Patch]) -> set[str]:
-    """Every path the series' file changes name (old and new names of renames and copies)."""
-    return {path for patch in patches for change in patch.files for path in change.paths}
+from catch_tools.progress import Reporter
 
 
 @dataclass
@@ -128,49 +55,42 @@ class ApplyResult:
     next_steps: list[str] = field(default_factory=list)
 
 
-def simulate_with_progress(patches: list[Patch], reader: GitTreeReader, *, report_fuzz: bool = False,
-                           progress: bool | None = None) -> list[PatchOutcome]:
-    with progress_display("applying in memory", len(patches), enabled=progress) as bar:
-        def tick(_: PatchOutcome) -> None:
-            bar.advance()
-
-        return simulate(patches, reader, report_fuzz=report_fuzz, on_patch=tick)
-
-
-def _check_head(target: Target, base: str, force: bool) -> list[str]:
-    head, applied, recorded_base = target.revs("HEAD", REF_APPLIED, REF_BASE)
+def _check_head(repo: Repo, base: str, force: bool) -> list[str]:
+    head, applied, recorded_base = repo.revs("HEAD", REF_APPLIED, REF_BASE)
     assert head is not None
-    dirty = target.dirty_paths()
+    dirty = repo.dirty_paths()
     if dirty and not force:
         raise UserError(f"work tree has uncommitted changes ({len(dirty)} file(s), e.g. {dirty[0]}): commit and "
-                        "export them, discard them, or pass --force to discard", path=str(target.root))
+                        "export them, discard them, or pass --force to discard", path=str(repo.root))
     known = head == base or (head == applied and recorded_base == base)
     if not known and not force:
-        proc = run_git(target.root, "merge-base", "--is-ancestor", base, head, check=False)
-        if proc.returncode == 0:
-            count = run_git(target.root, "rev-list", "--count", f"{base}..{head}").stdout.decode().strip()
+        if repo.is_ancestor(base, head):
+            count = repo.out("rev-list", "--count", f"{base}..{head}")
             raise UserError(f"HEAD has {count} commit(s) on top of the base that are not the applied series: "
-                            "save them with `export`, or pass --force to discard them", path=str(target.root))
+                            "save them with `export`, or pass --force to discard them", path=str(repo.root))
         raise UserError(f"target is not at the pinned base: HEAD {head[:12]} is not {base[:12]} nor a series "
-                        "applied on it (pass --force to reset it to the base)", path=str(target.root))
+                        "applied on it (pass --force to reset it to the base)", path=str(repo.root))
     return dirty
 
 
 def apply_to_git(source: Path, patches_dir: Path, *, base: str | None = None, force: bool = False,
                  three_way: bool = False, stop_at_conflict: bool = False, pin: Pin | None = None,
-                 progress: bool | None = None) -> ApplyResult:
+                 progress: Reporter | None = None) -> ApplyResult:
     """Apply the series in ``patches_dir`` to the git work tree ``source`` (see the module doc for the steps).
 
     Returns an :class:`ApplyResult`. Raises :class:`UserError` for every refusal or failure; the tree, HEAD and
     refs are then exactly as before (except after ``stop_at_conflict``, which returns ``stopped`` instead).
+    ``progress``: the caller's display (a counted line while the series is applied in memory).
     """
-    target = open_target(source)
-    notes = [n for n in [recover(target, force=force)] if n]
-    patches = load_series(patches_dir)
-    base_sha = resolve_base(target, base, pin)
-    dirty = _check_head(target, base_sha, force)
-    reader = GitTreeReader(target, base_sha, series_paths(patches))
-    outcomes = simulate_with_progress(patches, reader, progress=progress)
+    repo = open_tree(source)
+    notes = [n for n in [recover(repo, force=force)] if n]
+    series = Series.read(patches_dir)
+    patches = series.patches
+    base_sha = resolve_base(repo, pin, base)[0]
+    dirty = _check_head(repo, base_sha, force)
+    reader = GitTreeReader(repo, base_sha, series.touched_paths())
+    with (progress or Reporter()).counted("applying in memory", len(patches)) as bar:
+        outcomes = simulate(patches, reader, on_patch=lambda _: bar.advance())
     failed = [o for o in outcomes if not o.ok]
     binary = any(ch.binary for p in patches for ch in p.files)
     if failed and not (three_way or stop_at_conflict or binary):
@@ -180,26 +100,20 @@ def apply_to_git(source: Path, patches_dir: Path, *, base: str | None = None, fo
                         "(try --3way, or `check` to list every failure)", path=display_path(first.patch.path),
                         line=prob.line)
     if failed or binary:
-        return _apply_with_am(target, base_sha, patches, force=force, three_way=three_way,
-                              stop_at_conflict=stop_at_conflict, notes=notes)
-    commits = fast_import(target, base_sha, outcomes)
+        return _apply_with_am(repo, base_sha, series, three_way=three_way, stop_at_conflict=stop_at_conflict,
+                              notes=notes)
+    commits = fast_import(repo, base_sha, outcomes)
     new_head = commits[-1] if commits else base_sha
     result = ApplyResult(base_sha, new_head, [(p.name, c) for p, c in zip(patches, commits, strict=True)],
                          notes=notes)
-    touched = sorted({p for o in outcomes for p in o.changes})
-    state = snapshot(target, "apply", touched)
-    head, applied = state.orig_head, state.orig_refs[REF_APPLIED]
-    if head == new_head and not dirty and applied == new_head and state.orig_refs[REF_BASE] == base_sha:
+    tx = Transaction(repo, "apply", sorted({p for o in outcomes for p in o.changes}))
+    head, applied = tx.state.orig_head, tx.state.orig_refs[REF_APPLIED]
+    if head == new_head and not dirty and applied == new_head and tx.state.orig_refs[REF_BASE] == base_sha:
         result.noop = True
         return result
-    write_state(target, state)
-    try:
-        move_head(target, new_head, reset=bool(dirty) or head not in (base_sha, applied), head=head)
-        # refs/patches/base and refs/patches/applied are set in the transaction that ends the in-progress state
-        clear_state(target, {REF_BASE: base_sha, REF_APPLIED: new_head})
-    except BaseException:
-        restore(target, state)
-        raise
+    with tx:
+        tx.move_head(new_head, reset=bool(dirty) or head not in (base_sha, applied))
+        tx.finish({REF_BASE: base_sha, REF_APPLIED: new_head})
     return result
 
 
@@ -217,19 +131,15 @@ def _am_groups(patches: list[Patch]) -> list[list[int]]:
     return groups
 
 
-def _apply_with_am(target: Target, base: str, patches: list[Patch], *, force: bool, three_way: bool,
-                   stop_at_conflict: bool, notes: list[str]) -> ApplyResult:
-    touched = sorted({p for patch in patches for ch in patch.files for p in ch.paths})
-    state = snapshot(target, "apply-am", touched)
-    write_state(target, state)
+def _apply_with_am(repo: Repo, base: str, series: Series, *, three_way: bool, stop_at_conflict: bool,
+                   notes: list[str]) -> ApplyResult:
     result = ApplyResult(base, base, notes=notes)
-    env = {"GIT_COMMITTER_NAME": COMMITTER_NAME, "GIT_COMMITTER_EMAIL": COMMITTER_EMAIL}
-    try:
-        move_head(target, base, reset=True)
+    patches = series.patches
+    with Transaction(repo, "apply-am", series.touched_paths()) as tx:
+        tx.move_head(base, reset=True)
         # Record the base now: a conflict left for the maintainer is exported against it.
-        target.set_ref(REF_BASE, base)
-        target.set_ref(REF_APPLIED, None)
-        with tempfile.TemporaryDirectory(dir=target.state_dir) as tmp:
+        repo.set_refs({REF_BASE: base, REF_APPLIED: None})
+        with tempfile.TemporaryDirectory(dir=state_dir(repo)) as tmp:
             hooks = Path(tmp) / "hooks"
             hooks.mkdir()
             for group in _am_groups(patches):
@@ -239,23 +149,16 @@ def _apply_with_am(target: Target, base: str, patches: list[Patch], *, force: bo
                         f"-p{patches[group[0]].strip}", "--no-gpg-sign"]
                 if three_way:
                     args.append("--3way")
-                proc = run_git(target.root, *args, str(mbox), env=env, check=False)
-                out = proc.stdout.decode("utf-8", "replace")
-                result.three_way.extend(_three_way_subjects(out))
-                if proc.returncode != 0:
-                    return _am_failed(target, state, patches, group, proc.stdout + proc.stderr, result,
-                                      stop_at_conflict, three_way)
-    except BaseException:
-        restore(target, state)
-        raise
-    head = target.head()
-    assert head is not None
-    result.head = head
-    commits = run_git(target.root, "rev-list", "--reverse", f"{base}..{head}").stdout.decode().split()
-    result.commits = [(p.name, c) for p, c in zip(patches, commits, strict=False)]
-    target.set_ref(REF_BASE, base)
-    target.set_ref(REF_APPLIED, head)
-    clear_state(target)
+                proc = repo.run(*args, str(mbox), check=False)
+                result.three_way.extend(_three_way_subjects(proc.out.decode("utf-8", "replace")))
+                if not proc.ok:
+                    return _am_failed(tx, patches, group, proc.out + proc.err, result, stop_at_conflict, three_way)
+        head = repo.head()
+        assert head is not None
+        result.head = head
+        commits = repo.run("rev-list", "--reverse", f"{base}..{head}").stdout.split()
+        result.commits = [(p.name, c) for p, c in zip(patches, commits, strict=False)]
+        tx.finish({REF_BASE: base, REF_APPLIED: head})
     return result
 
 
@@ -270,44 +173,45 @@ def _three_way_subjects(output: str) -> list[str]:
     return found
 
 
-def _am_failed(target: Target, state: State, patches: list[Patch], group: list[int], output: bytes,
-               result: ApplyResult, stop_at_conflict: bool, three_way: bool) -> ApplyResult:
+def _am_failed(tx: Transaction, patches: list[Patch], group: list[int], output: bytes, result: ApplyResult,
+               stop_at_conflict: bool, three_way: bool) -> ApplyResult:
+    repo = tx.repo
     try:
-        index = int((target.git_dir / "rebase-apply" / "next").read_text().strip()) - 1
+        index = int((repo.git_dir / "rebase-apply" / "next").read_text().strip()) - 1
     except (OSError, ValueError):
         index = 0
     patch = patches[group[min(index, len(group) - 1)]]
     text = output.decode("utf-8", "replace")
     reason = next((ln for ln in text.splitlines() if ln.startswith(("error:", "CONFLICT"))), "does not apply")
-    conflicted = run_git(target.root, "diff", "--name-only", "--diff-filter=U").stdout.decode().split()
+    conflicted = repo.unmerged()
     if not stop_at_conflict:
-        restore(target, state)
+        tx.restore()
         raise UserError(f"patch {patch.name} does not apply{' even with 3-way' if three_way else ''}: {reason}; "
                         "nothing was changed", path=display_path(patch.path), line=patch.files[0].patch_line)
-    state.operation, state.patch, state.patch_file = "stopped", patch.name, display_path(patch.path)
-    write_state(target, state)
+    tx.stop(patch.name, display_path(patch.path))
+    root = repo.root
     files = " ".join(conflicted) or " ".join(p for ch in patch.files for p in ch.paths)
     later = len(patches) - 1 - group[-1]
     result.stopped = patch.name
     result.next_steps = [
         f"patch {patch.name} stopped: {reason}",
-        f"1. fix {files} in {target.root} (`git -C {target.root} am --show-current-patch=diff` shows the patch)",
-        f"2. git -C {target.root} add {files} && git -C {target.root} am --continue",
-        "3. scripts/apply_patches.py export --source " + str(target.root) + "  (writes the resolved patch back)",
-        "4. scripts/apply_patches.py apply --source " + str(target.root) + " --force  (re-applies the refreshed "
+        f"1. fix {files} in {root} (`git -C {root} am --show-current-patch=diff` shows the patch)",
+        f"2. git -C {root} add {files} && git -C {root} am --continue",
+        "3. scripts/apply_patches.py export --source " + str(root) + "  (writes the resolved patch back)",
+        "4. scripts/apply_patches.py apply --source " + str(root) + " --force  (re-applies the refreshed "
         "series and records the refs)" + (f"; {later} later patch(es) are applied by this step" if later else ""),
-        "or give up: scripts/apply_patches.py reverse --source " + str(target.root),
+        "or give up: scripts/apply_patches.py reverse --source " + str(root),
     ]
     return result
 
 
 def apply_and_describe(source: Path, patches_dir: Path, echo: Callable[[str], None], *, base: str | None = None,
                        force: bool = False, three_way: bool = False, stop_at_conflict: bool = False,
-                       pin: Pin | None = None) -> int:
+                       pin: Pin | None = None, progress: Reporter | None = None) -> int:
     """Run :func:`apply_to_git` and print a summary with ``echo``; returns the exit code (1 when stopped at a
     conflict, else 0). Raises what :func:`apply_to_git` raises."""
     result = apply_to_git(source, patches_dir, base=base, force=force, three_way=three_way,
-                          stop_at_conflict=stop_at_conflict, pin=pin)
+                          stop_at_conflict=stop_at_conflict, pin=pin, progress=progress)
     for note in result.notes:
         echo(f"note: {note}")
     if result.stopped:

@@ -24,8 +24,8 @@ from pathlib import Path
 
 from catch_tools.errors import UserError
 from catch_tools.patches.model import FileChange, Patch
-from catch_tools.patches.parse import display_path, parse_patch, patch_diff_problems
-from catch_tools.patches.series import NON_PATCH_FILES, SERIES_NAME, entry_path, read_series_entries
+from catch_tools.patches.parse import display_path, patch_diff_problems
+from catch_tools.patches.series import NON_PATCH_FILES, SERIES_NAME, Series
 
 UPSTREAM_STATUS_RE = re.compile(
     r"^(Pending|Denied|Submitted \[[^\]]+\]|Backport \[[^\]]+\]|Inappropriate \[[^\]]+\]"
@@ -66,16 +66,21 @@ def _check_test(value: str, line: int, file: str, repo: Path | None) -> list[Lin
     return []
 
 
-def lint_series(patches_dir: Path, *, repo: Path | None = None) -> list[LintProblem]:
-    """All problems of the series in ``patches_dir`` (empty list = clean). ``repo`` is where ``Catch-Test`` paths
-    are resolved (default: the parent of ``patches_dir``)."""
+def lint_series(series: Series | Path, *, repo: Path | None = None) -> list[LintProblem]:
+    """All problems of the series (a :class:`~catch_tools.patches.series.Series`, or its ``patches/`` directory;
+    empty list = clean). ``repo`` is where ``Catch-Test`` paths are resolved (default: the parent of the series
+    directory)."""
+    if not isinstance(series, Series):
+        directory = series
+        try:
+            series = Series.read(directory, allow_duplicates=True)
+        except UserError as err:
+            return [LintProblem(err.path or display_path(directory / SERIES_NAME), err.line, err.message)]
+    patches_dir = series.directory
     repo = repo if repo is not None else patches_dir.parent
     series_file = display_path(patches_dir / SERIES_NAME)
     problems: list[LintProblem] = []
-    try:
-        entries = read_series_entries(patches_dir, allow_duplicates=True)
-    except UserError as err:
-        return [LintProblem(err.path or series_file, err.line, err.message)]
+    entries = series.entries
     first: dict[str, int] = {}
     for entry in entries:
         if entry.name in first:
@@ -93,14 +98,14 @@ def lint_series(patches_dir: Path, *, repo: Path | None = None) -> list[LintProb
         path = patches_dir / entry.name
         file = display_path(path)
         try:
-            entry_path(patches_dir, entry)
+            series.file(entry)
         except UserError as err:
             problems.append(LintProblem(err.path or series_file, err.line, err.message))
             continue
         found = patch_diff_problems(path, entry.strip)
         problems.extend(LintProblem(file, p.line, p.message) for p in found)
         try:
-            patch = parse_patch(path, strip=entry.strip, name=entry.name, series_line=entry.line)
+            patch = series.parse(entry)
         except UserError as err:
             if not any(p.line == err.line and p.message == err.message for p in found):
                 problems.append(LintProblem(err.path or file, err.line, err.message))

@@ -17,47 +17,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from catch_tools.errors import UserError
-from catch_tools.gitcli import try_git
+from catch_tools.git import Repo
 from catch_tools.patches.commits import fast_import
 from catch_tools.patches.engine import simulate
-from catch_tools.patches.gitapply import GitTreeReader
-from catch_tools.patches.gitrepo import (
-    REF_APPLIED,
-    REF_BASE,
-    Target,
-    clear_state,
-    git_out,
-    move_head,
-    open_target,
-    read_state,
-    recover,
-    resolve_base,
-    restore,
-    run_git,
-    snapshot,
-    write_state,
-)
-from catch_tools.patches.series import load_series
+from catch_tools.patches.gittree import REF_APPLIED, REF_BASE, GitTreeReader, open_tree, recorded_base
+from catch_tools.patches.series import Series
+from catch_tools.patches.transaction import Transaction, recover
 from catch_tools.pin import Pin
 
 RENAME_OPT = "-M50%"
 
 
-def patch_ids(target: Target, text: bytes) -> list[tuple[str, str]]:
+def patch_ids(repo: Repo, text: bytes) -> list[tuple[str, str]]:
     """``git patch-id --stable`` of a diff stream: ``[(patch id, commit id)]``."""
-    proc = try_git(target.root, "patch-id", "--stable", input=text)
+    proc = repo.run("patch-id", "--stable", input=text, check=False)
     pairs: list[tuple[str, str]] = []
-    for line in proc.stdout.decode().splitlines():
+    for line in proc.stdout.splitlines():
         fields = line.split()
         if len(fields) >= 2:
             pairs.append((fields[0], fields[1]))
     return pairs
 
 
-def commit_patch_ids(target: Target, base: str, head: str) -> dict[str, str]:
+def commit_patch_ids(repo: Repo, base: str, head: str) -> dict[str, str]:
     """Commit id -> patch-id for the commits ``base..head``."""
-    log = run_git(target.root, "log", "-p", "--no-color", RENAME_OPT, "--format=commit %H", f"{base}..{head}").stdout
-    return {commit: pid for pid, commit in patch_ids(target, log)}
+    log = repo.run("log", "-p", "--no-color", RENAME_OPT, "--format=commit %H", f"{base}..{head}").out
+    return {commit: pid for pid, commit in patch_ids(repo, log)}
 
 
 @dataclass
@@ -94,34 +79,35 @@ def series_status(source: Path, patches_dir: Path, *, base: str | None = None, p
     Raises:
         UserError: bad series/patch, ``source`` not a git tree, no base.
     """
-    target = open_target(source)
-    state = read_state(target)
+    repo = open_tree(source)
+    pending = Transaction.pending(repo)
     in_progress = None
-    if state is not None:
+    if pending is not None:
+        state = pending.state
         in_progress = (f"patch {state.patch} stopped at a conflict (finish it with `git -C {source} am "
                        "--continue` then `scripts/apply_patches.py export`, or run `scripts/apply_patches.py reverse "
                        f"--source {source}`)" if state.operation == "stopped"
                        else f"interrupted {state.operation}: the work tree is half-updated; run "
                        f"`scripts/apply_patches.py apply --source {source}` to recover and finish it (or "
                        f"`scripts/apply_patches.py reverse --source {source}` to go back to the base)")
-    patches = load_series(patches_dir)
-    base_sha = target.rev(REF_BASE) or resolve_base(target, base, pin)
-    head = target.head()
+    patches = Series.read(patches_dir).patches
+    base_sha = recorded_base(repo, pin, base)
+    head = repo.head()
     assert head is not None
-    outcomes = simulate(patches, GitTreeReader(target, base_sha))
+    outcomes = simulate(patches, GitTreeReader(repo, base_sha))
     ok_prefix = []
     for out in outcomes:
         if not out.ok:
             break
         ok_prefix.append(out)
-    expected = fast_import(target, base_sha, ok_prefix)
-    on_base = run_git(target.root, "merge-base", "--is-ancestor", base_sha, head, check=False).returncode == 0
-    actual = run_git(target.root, "rev-list", "--reverse", "--first-parent", f"{base_sha}..{head}").stdout.decode(
-    ).split() if on_base else []
-    actual_ids = commit_patch_ids(target, base_sha, head) if on_base else {}
+    expected = fast_import(repo, base_sha, ok_prefix)
+    on_base = repo.is_ancestor(base_sha, head)
+    actual = (repo.run("rev-list", "--reverse", "--first-parent", f"{base_sha}..{head}").stdout.split()
+              if on_base else [])
+    actual_ids = commit_patch_ids(repo, base_sha, head) if on_base else {}
     file_ids = {}
     for patch in patches:
-        pids = patch_ids(target, patch.raw)
+        pids = patch_ids(repo, patch.raw)
         file_ids[patch.name] = pids[0][0] if pids else None
     states: list[tuple[str, str]] = []
     used: set[str] = set()
@@ -149,14 +135,13 @@ def series_status(source: Path, patches_dir: Path, *, base: str | None = None, p
         carried += 1
     if on_base and all(s != "applied-modified" for _, s in states) and carried <= len(expected):
         want = expected[carried - 1] if carried else base_sha
-        if git_out(target.root, "rev-parse", f"{want}^{{tree}}") != git_out(target.root, "rev-parse",
-                                                                           f"{head}^{{tree}}"):
+        if repo.out("rev-parse", f"{want}^{{tree}}") != repo.out("rev-parse", f"{head}^{{tree}}"):
             drift.append("HEAD's tree differs from base+series" if carried == len(patches)
                          else f"HEAD's tree differs from base+the first {carried} patch(es) of the series")
-    dirty = target.dirty_paths()
+    dirty = repo.dirty_paths()
     if dirty:
         drift.append(f"{len(dirty)} uncommitted change(s), e.g. {dirty[0]}")
-    return StatusReport(str(target.root), base_sha, head, states, drift, in_progress)
+    return StatusReport(str(repo.root), base_sha, head, states, drift, in_progress)
 
 
 def reverse_series(source: Path, *, base: str | None = None, force: bool = False, pin: Pin | None = None) -> str:
@@ -167,32 +152,24 @@ def reverse_series(source: Path, *, base: str | None = None, force: bool = False
     Raises:
         UserError: uncommitted changes, or commits on HEAD other than the recorded applied series, unless ``force``.
     """
-    target = open_target(source)
-    note = recover(target, force=True)
-    base_sha = target.rev(REF_BASE) or resolve_base(target, base, pin)
-    head = target.head()
+    repo = open_tree(source)
+    note = recover(repo, force=True)
+    base_sha = recorded_base(repo, pin, base)
+    head = repo.head()
     assert head is not None
-    dirty = target.dirty_paths()
+    dirty = repo.dirty_paths()
     if dirty and not force:
         raise UserError(f"work tree has uncommitted changes ({len(dirty)} file(s), e.g. {dirty[0]}): pass --force "
-                        "to discard them", path=str(target.root))
-    if head not in (base_sha, target.rev(REF_APPLIED)) and not force:
+                        "to discard them", path=str(repo.root))
+    if head not in (base_sha, repo.rev(REF_APPLIED)) and not force:
         raise UserError(f"HEAD {head[:12]} is not the applied series (it has other commits): save them with "
-                        "`export` or pass --force", path=str(target.root))
+                        "`export` or pass --force", path=str(repo.root))
     prefix = f"{note}; " if note else ""
     if head == base_sha and not dirty:
-        target.set_ref(REF_APPLIED, None)
-        target.set_ref(REF_BASE, None)
+        repo.set_refs({REF_APPLIED: None, REF_BASE: None})
         return prefix + f"already at the base {base_sha[:12]}; nothing to do"
-    touched = git_out(target.root, "diff", "--name-only", "-z", base_sha, head).split("\0")
-    state = snapshot(target, "reverse", [t for t in touched if t])
-    write_state(target, state)
-    try:
-        move_head(target, base_sha, reset=bool(dirty))
-        target.set_ref(REF_APPLIED, None)
-        target.set_ref(REF_BASE, None)
-    except BaseException:
-        restore(target, state)
-        raise
-    clear_state(target)
+    touched = repo.out("diff", "--name-only", "-z", base_sha, head).split("\0")
+    with Transaction(repo, "reverse", [t for t in touched if t]) as tx:
+        tx.move_head(base_sha, reset=bool(dirty))
+        tx.finish({REF_APPLIED: None, REF_BASE: None})
     return prefix + f"reversed: HEAD is the base {base_sha[:12]}"

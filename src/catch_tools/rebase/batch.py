@@ -25,14 +25,13 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from catch_tools.git import Repo
 from catch_tools.patches.commits import fast_import
 from catch_tools.patches.engine import PatchOutcome, simulate
 from catch_tools.patches.export import FORMAT_PATCH_OPTIONS
-from catch_tools.patches.gitapply import GitTreeReader
-from catch_tools.patches.gitrepo import open_target
+from catch_tools.patches.gittree import GitTreeReader
 from catch_tools.patches.model import Patch
 from catch_tools.patches.parse import parse_patch
-from catch_tools.rebase.gitrepo import GitRepo
 
 
 @dataclass
@@ -53,20 +52,20 @@ class BatchResult:
     tip: str = ""
 
 
-def commit_patch_ids(repo: GitRepo, commits: list[str]) -> dict[str, str]:
+def commit_patch_ids(repo: Repo, commits: list[str]) -> dict[str, str]:
     """Map commit -> ``git patch-id --stable`` for ``commits`` (two git processes for any number of commits)."""
     if not commits:
         return {}
     log = repo.run("log", "--no-walk=unsorted", "-p", "--full-index", "--no-renames", "--format=commit %H",
                    *commits).stdout
     ids = {}
-    for line in repo.run("patch-id", "--stable", stdin=log).stdout.splitlines():
+    for line in repo.run("patch-id", "--stable", input=log).stdout.splitlines():
         pid, commit = line.split()
         ids[commit] = pid
     return ids
 
 
-def commit_files(repo: GitRepo, commits: list[str], *, in_range: str | None = None,
+def commit_files(repo: Repo, commits: list[str], *, in_range: str | None = None,
                  pathspec: list[str] | None = None) -> dict[str, frozenset[str]]:
     """Map commit -> the set of paths it changes (renames as delete + add), in one git process.
 
@@ -90,7 +89,7 @@ def commit_files(repo: GitRepo, commits: list[str], *, in_range: str | None = No
     return {commit: frozenset(paths) for commit, paths in files.items()}
 
 
-def upstream_patch_ids(repo: GitRepo, old: str, new: str, ours: list[frozenset[str]]) -> dict[str, str]:
+def upstream_patch_ids(repo: Repo, old: str, new: str, ours: list[frozenset[str]]) -> dict[str, str]:
     """Map patch-id -> upstream commit for the commits in ``old..new`` that could equal one of our patches.
 
     Two commits can only have the same patch-id if they change the same set of files, so only upstream commits whose
@@ -112,7 +111,7 @@ def upstream_patch_ids(repo: GitRepo, old: str, new: str, ours: list[frozenset[s
     return ids
 
 
-def move_run(repo: GitRepo, tip: str, commits: list[str], names: list[str], upstream_ids: dict[str, str]
+def move_run(repo: Repo, tip: str, commits: list[str], names: list[str], upstream_ids: dict[str, str]
              ) -> BatchResult:
     """Move the leading patches of the contiguous run ``commits`` (named ``names``) onto ``tip``; see module doc.
 
@@ -133,8 +132,7 @@ def move_run(repo: GitRepo, tip: str, commits: list[str], names: list[str], upst
         if pids.get(commit) not in upstream_ids:
             todo.append((index, len(simulated)))
             simulated.append(patches[index])
-    target = open_target(repo.path)
-    outcomes = simulate(simulated, GitTreeReader(target, tip), report_fuzz=False) if simulated else []
+    outcomes = simulate(simulated, GitTreeReader(repo, tip), report_fuzz=False) if simulated else []
     by_index = {index: outcomes[sim] for index, sim in todo}
     prefix: list[PatchOutcome] = []
     for index, commit in enumerate(commits):
@@ -156,7 +154,7 @@ def move_run(repo: GitRepo, tip: str, commits: list[str], names: list[str], upst
             result.moved.append(Moved("offset", detail))
         else:
             result.moved.append(Moved("clean"))
-    new_commits = iter(fast_import(target, tip, prefix))
+    new_commits = iter(fast_import(repo, tip, prefix))
     for moved in result.moved:
         if moved.status != "upstreamed":
             moved.commit = next(new_commits)

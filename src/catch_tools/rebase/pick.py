@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from catch_tools.rebase.gitrepo import GitRepo
+from catch_tools.git import Repo
 
 _OFFSET = re.compile(r"^Hunk #(\d+) succeeded at (\d+) \(offset (-?\d+) lines?\)\.$", re.MULTILINE)
 _CHECKING = re.compile(r"^Checking patch (.+)\.\.\.$", re.MULTILINE)
@@ -39,7 +39,7 @@ class PickOutcome:
     files: list[str] = field(default_factory=list)
 
 
-def commit_diff(repo: GitRepo, commit: str) -> tuple[str, str]:
+def commit_diff(repo: Repo, commit: str) -> tuple[str, str]:
     """(author date in git's raw format, the full diff ``commit^..commit`` as ``git apply`` takes it).
 
     One ``git diff-tree`` call: full index lines (``git apply --3way`` needs their blob ids), binary included, renames
@@ -51,9 +51,9 @@ def commit_diff(repo: GitRepo, commit: str) -> tuple[str, str]:
     return date.strip(), diff.lstrip("\n")
 
 
-def patch_id(repo: GitRepo, diff: str) -> str | None:
+def patch_id(repo: Repo, diff: str) -> str | None:
     """``git patch-id --stable`` of a diff (line numbers and whitespace ignored), None for an empty diff."""
-    out = repo.run("patch-id", "--stable", stdin=diff).stdout.split()
+    out = repo.run("patch-id", "--stable", input=diff).stdout.split()
     return out[0] if out else None
 
 
@@ -67,7 +67,7 @@ def touched_paths(diff: str) -> list[str]:
     return sorted(paths)
 
 
-def apply_patch(repo: GitRepo, commit: str, upstream_ids: dict[str, str], three_way: bool) -> PickOutcome:
+def apply_patch(repo: Repo, commit: str, upstream_ids: dict[str, str], three_way: bool) -> PickOutcome:
     """Apply patch commit ``commit`` on HEAD (clean tree required) and classify it (see module docstring).
 
     On ``conflict`` the work tree and index hold the conflict (markers or ``*.rej``); otherwise HEAD is the new commit
@@ -80,7 +80,7 @@ def apply_patch(repo: GitRepo, commit: str, upstream_ids: dict[str, str], three_
     if pid in upstream_ids:
         up = upstream_ids[pid]
         return PickOutcome("upstreamed", upstream_commit=up, detail=f"same patch-id as upstream commit {up[:12]}")
-    applied = repo.run("apply", "--index", "-v", "--whitespace=nowarn", stdin=diff, check=False)
+    applied = repo.run("apply", "--index", "-v", "--whitespace=nowarn", input=diff, check=False)
     if applied.ok:
         offsets = [(path, hunk) for path, hunk in _hunk_offsets(applied.stderr) if hunk]
         new = _commit(repo, commit, date)
@@ -88,10 +88,10 @@ def apply_patch(repo: GitRepo, commit: str, upstream_ids: dict[str, str], three_
             detail = ", ".join(f"{path} hunk #{num} offset {off:+d}" for path, (num, off) in offsets)
             return PickOutcome("offset", commit=new, detail=detail)
         return PickOutcome("clean", commit=new)
-    if repo.run("apply", "--check", "--reverse", stdin=diff, check=False).ok:
+    if repo.run("apply", "--check", "--reverse", input=diff, check=False).ok:
         return PickOutcome("upstreamed", detail="change already present in the new base (reverse-applies cleanly)")
     if not three_way:
-        repo.run("apply", "--index", "--reject", "--whitespace=nowarn", stdin=diff, check=False)
+        repo.run("apply", "--index", "--reject", "--whitespace=nowarn", input=diff, check=False)
         files = _rejected(applied.stderr) or touched_paths(diff)
         return PickOutcome("conflict", files=files, detail="git apply rejected hunks (see *.rej files)")
     picked = repo.run("cherry-pick", "--no-commit", "--allow-empty", commit, check=False)
@@ -105,14 +105,14 @@ def apply_patch(repo: GitRepo, commit: str, upstream_ids: dict[str, str], three_
     return PickOutcome("conflict", files=files, detail=_first_conflict_line(picked.stdout + picked.stderr))
 
 
-def resolution_is_empty(repo: GitRepo) -> bool:
+def resolution_is_empty(repo: Repo) -> bool:
     """True when the maintainer's resolution (the work tree, staged with ``git add -A``) equals HEAD: the patch's
     whole change was removed."""
     repo.run("add", "-A")
     return repo.run("diff", "--cached", "--quiet", "HEAD", check=False).ok
 
 
-def commit_resolution(repo: GitRepo, commit: str) -> str | None:
+def commit_resolution(repo: Repo, commit: str) -> str | None:
     """Stage the maintainer's resolution and commit it as patch ``commit``; None when it leaves no change."""
     repo.run("add", "-A")
     if repo.run("diff", "--cached", "--quiet", "HEAD", check=False).ok:
@@ -121,7 +121,7 @@ def commit_resolution(repo: GitRepo, commit: str) -> str | None:
     return _commit(repo, commit, commit_diff(repo, commit)[0])
 
 
-def _commit(repo: GitRepo, commit: str, date: str) -> str:
+def _commit(repo: Repo, commit: str, date: str) -> str:
     """Commit the index as patch ``commit`` (author and message reused with ``-C``; committer date = author date)."""
     repo.run("commit", "-q", "--no-verify", "--allow-empty-message", "-C", commit, env={"GIT_COMMITTER_DATE": date})
     for leftover in ("MERGE_MSG", "AUTO_MERGE"):

@@ -20,9 +20,8 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from catch_tools.errors import UserError
-from catch_tools.gitcli import run_git
+from catch_tools.git import Repo, run_git
 from catch_tools.pin import Pin, gitlink_commit, load_pin, manifest_path, update_pin
-from catch_tools.rebase.gitrepo import GitRepo
 
 _MSG_COMMIT = re.compile(r"upstream commit ([0-9a-f]{40})")
 _GIT_VERSION = re.compile(r"""^git_version\s*=\s*['"]([0-9a-f]{40})['"]""", re.MULTILINE)
@@ -52,25 +51,7 @@ def load_project_pin(root: Path) -> Pin:
     return load_pin(path)
 
 
-def resolve_base(repo: GitRepo, root: Path) -> tuple[str, str]:
-    """The commit of the current pin in ``repo`` and how the manifest names it: the pin commit when the repository has
-    it (a full PyTorch clone), else the pin tag (the wheel-built repository) -- the patch engine's rule.
-
-    Raises:
-        UserError: neither the commit nor the tag exists in ``repo``.
-    """
-    pin = load_project_pin(root)
-    found = repo.resolve(pin.commit)
-    if found:
-        return found, pin.commit
-    found = repo.resolve(pin.tag)
-    if found:
-        return found, pin.tag
-    raise UserError(f"the pinned base ({pin.tag} = {pin.commit[:12]}) is not in the upstream repository {repo.path} "
-                    "(fetch it or pass --source DIR)", path=manifest_path(root))
-
-
-def pin_target(repo: GitRepo, ref: str, commit: str) -> PinTarget:
+def pin_target(repo: Repo, ref: str, commit: str) -> PinTarget:
     """Pin values for ``ref`` (resolved to ``commit``) in ``repo``; see the module docstring for the commit id rule.
 
     The tag is ``ref`` when it is a tag, else the tag pointing exactly at ``commit``, else ``ref`` itself. The wheel

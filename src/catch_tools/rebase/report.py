@@ -21,7 +21,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from catch_tools.rebase.gitrepo import GitRepo
+from catch_tools.git import Repo
 from catch_tools.rebase.state import STATUSES, RebaseState
 
 LABELS = {
@@ -34,7 +34,7 @@ LABELS = {
 }
 
 
-def range_diff(repo: GitRepo, old_base: str, old_tip: str, new_base: str, new_tip: str) -> str:
+def range_diff(repo: Repo, old_base: str, old_tip: str, new_base: str, new_tip: str) -> str:
     """``git range-diff --no-color old_base..old_tip new_base..new_tip``.
 
     git refuses an empty range; then the lines are written in range-diff's own notation (``1: <sha> < -: -------``

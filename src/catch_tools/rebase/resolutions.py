@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from catch_tools.git import Repo
 from catch_tools.rebase import pick
-from catch_tools.rebase.gitrepo import GitRepo
 
 DIR = "resolutions"
 _HEADER = re.compile(r"^# resolves patch-id ([0-9a-f]{40})$", re.MULTILINE)
@@ -30,7 +30,7 @@ def path(project: Path, onto: str, name: str) -> Path:
     return project / DIR / onto.replace("/", "_") / name
 
 
-def record(repo: GitRepo, project: Path, onto: str, name: str, original: str, resolved: str) -> Path:
+def record(repo: Repo, project: Path, onto: str, name: str, original: str, resolved: str) -> Path:
     """Write the resolution of patch commit ``original`` (its hand-resolved commit ``resolved``) onto ``onto``."""
     _date, original_diff = pick.commit_diff(repo, original)
     pid = pick.patch_id(repo, original_diff) or ""
@@ -42,7 +42,7 @@ def record(repo: GitRepo, project: Path, onto: str, name: str, original: str, re
     return target
 
 
-def replay(repo: GitRepo, project: Path, onto: str, name: str, commit: str, tip: str) -> pick.PickOutcome | None:
+def replay(repo: Repo, project: Path, onto: str, name: str, commit: str, tip: str) -> pick.PickOutcome | None:
     """After a conflict of patch commit ``commit`` onto ``tip``: apply the recorded resolution, if there is one for
     this patch (same patch-id) and ref and it applies. Returns the outcome (``resolved``, HEAD = the new commit) or
     None (the conflict is put back as it was: the caller stops)."""
@@ -54,13 +54,13 @@ def replay(repo: GitRepo, project: Path, onto: str, name: str, commit: str, tip:
     date, diff = pick.commit_diff(repo, commit)
     if match is None or match.group(1) != pick.patch_id(repo, diff):
         return None
-    conflicted = repo.resolve("HEAD")
+    conflicted = repo.rev("HEAD")
     repo.reset_hard(tip)
-    applied = repo.run("apply", "--index", "--whitespace=nowarn", stdin=text, check=False)
+    applied = repo.run("apply", "--index", "--whitespace=nowarn", input=text, check=False)
     if not applied.ok:
         repo.reset_hard(tip)
         repo.run("cherry-pick", "--no-commit", "--allow-empty", commit, check=False)  # the conflict, as it was
-        assert conflicted == repo.resolve("HEAD")
+        assert conflicted == repo.rev("HEAD")
         return None
     new = pick._commit(repo, commit, date)
     rel = recorded.relative_to(project)

@@ -39,6 +39,8 @@ from typing import Any
 from catch_tools.errors import UserError
 from catch_tools.userfiles import read_utf8_file, write_atomic
 
+#: The series replayed on the old base (range-diff's left side), kept reachable while the rebase runs.
+REF_OLD_TIP = "refs/catch-rebase/old-tip"
 STATE_DIR = "catch-rebase"
 STATE_FILE = "state.json"
 START_FILE = "start.json"

@@ -220,8 +220,7 @@ def check_wheel(wheel: Path) -> CheckedWheel:
     except UserError as err:
         raise UserError(f"cannot read the wheel: {err.message}", path=wheel, exit_code=err.exit_code) from None
     with reader:
-        check_wheel_identity(reader)
-        dist_info = dist_info_dir(reader)
+        dist_info = check_wheel_identity(reader)
         meta_name, record_name = f"{dist_info}/METADATA", f"{dist_info}/RECORD"
         if reader.get(record_name) is None:
             raise UserError(f"the wheel has no {record_name}", path=wheel)
@@ -576,29 +575,3 @@ def write_pages(root: Path, *, hashes: bool = True, warn: Warn = _warn_stderr) -
             raise UserError(f"cannot write: {err.strerror}", path=err.filename or root) from None
     top = root / "simple" / "index.html"
     return [top, *(p for p in pages if p != top)]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: ``publish_index.py WHEEL... --index-dir DIR`` prints one line per published wheel; ``--check`` checks
-    the wheels (:func:`check_wheel`) and publishes nothing. Exit status: 0 done, 2 bad input (one line)."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="publish_index.py", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("wheels", nargs="+", type=Path, help="wheel files to publish")
-    where = parser.add_mutually_exclusive_group(required=True)
-    where.add_argument("--index-dir", type=Path, help="root of the static index (created if missing)")
-    where.add_argument("--check", action="store_true",
-                       help="only check that each wheel is what its name says (name, WHEEL tags, METADATA, RECORD)")
-    args = parser.parse_args(argv)
-    if args.check:
-        for wheel in args.wheels:
-            got = check_wheel(wheel)
-            print(f"ok {wheel.name}: {got.project} {got.version} sha256 {got.sha256}")
-        return 0
-    entries = publish_all(args.wheels, args.index_dir)
-    for wheel, entry in zip(args.wheels, entries, strict=True):
-        project = parse_wheel_filename(wheel.name)[0]
-        print(f"published {entry.filename} sha256 {entry.sha256} requires-python {entry.requires_python or '-'} "
-              f"-> {args.index_dir}/simple/{project}/")
-    return 0

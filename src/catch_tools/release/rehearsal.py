@@ -27,96 +27,23 @@ step passed or was skipped, 1 when one failed.
 
 from __future__ import annotations
 
-import argparse
-import base64
 import contextlib
-import csv
-import hashlib
-import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
-from types import FrameType
 from urllib.parse import quote
 
 from catch_tools.errors import UserError
 from catch_tools.release import index, servers
-from catch_tools.wheel.record import parse_record
-from catch_tools.wheel.zipraw import RawZipReader
-
-REPO_ROOT = Path(__file__).resolve().parents[3]
-SITE = "opt/venv/lib/python3.11/site-packages"
-PODMAN_GLOBAL = ["--storage-driver=vfs", "--cgroup-manager=cgroupfs", "--events-backend=none"]
-MANIFEST_TYPES = ", ".join([
-    "application/vnd.oci.image.manifest.v1+json",
-    "application/vnd.docker.distribution.manifest.v2+json",
-    "application/vnd.oci.image.index.v1+json",
-    "application/vnd.docker.distribution.manifest.list.v2+json",
-])
-
-
-class StepFailed(Exception):
-    """A rehearsal step found something wrong (the message is the table's result)."""
-
-
-@dataclass
-class Step:
-    """One row of the table: step name, result (ok / FAILED / skipped), detail, seconds."""
-
-    name: str
-    result: str = "not run"
-    detail: str = ""
-    seconds: float = 0.0
-
-
-@dataclass
-class Report:
-    steps: list[Step] = field(default_factory=list)
-    total_seconds: float = 0.0
-    pids: list[int] = field(default_factory=list)
-    work: str = ""
-    urls: dict[str, str] = field(default_factory=dict)
-    digests: dict[str, dict[str, str]] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return all(s.result in ("ok", "skipped") for s in self.steps)
-
-    def table(self) -> str:
-        rows = ["| step | result | time |", "| --- | --- | --- |"]
-        for s in self.steps:
-            result = s.result + (f": {s.detail}" if s.detail else "")
-            rows.append(f"| {s.name} | {result.replace('|', '/')} | {s.seconds:.1f} s |")
-        rows.append(f"| **total** | {'ok' if self.ok else 'FAILED'} | {self.total_seconds:.1f} s |")
-        return "\n".join(rows)
-
-
-def _run(cmd: Sequence[str | Path], *, log: Path, env: dict[str, str] | None = None, cwd: Path | None = None,
-         timeout: float = 1800) -> str:
-    """Run ``cmd``; its output goes to ``log`` (appended) and is returned. Non-zero exit: StepFailed with the tail."""
-    with log.open("a") as out:
-        out.write(f"\n$ {' '.join(map(str, cmd))}\n")
-    try:
-        proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env, cwd=cwd,
-                              timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        raise StepFailed(f"{Path(str(cmd[0])).name} timed out after {timeout:.0f} s (log {log})") from None
-    with log.open("a") as out:
-        out.write(proc.stdout + proc.stderr)
-    if proc.returncode != 0:
-        tail = " / ".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])
-        raise StepFailed(f"{Path(str(cmd[0])).name} exited {proc.returncode}: {tail} (log {log})")
-    return proc.stdout
+from catch_tools.release.images import ImageSteps
+from catch_tools.release.steps import REPO_ROOT, Report, Step, StepFailed, run_logged
 
 
 class _Links(HTMLParser):
@@ -141,36 +68,13 @@ def _configured_index() -> str:
     return os.environ.get("PIP_INDEX_URL") or "https://pypi.org/simple"
 
 
-def _wheel_record(wheel: Path) -> dict[str, str]:
-    """path -> "sha256=..." from the wheel's own RECORD (entries with a hash).
-
-    Raises:
-        UserError: an unreadable wheel, not one RECORD in a top-level ``.dist-info``, or a malformed RECORD.
-    """
-    with RawZipReader(wheel) as reader:
-        names = [n for n in reader.names() if n.count("/") == 1 and n.endswith(".dist-info/RECORD")]
-        if len(names) != 1:
-            raise UserError(f"expected one *.dist-info/RECORD in the wheel, found {len(names)}", path=wheel)
-        rows = parse_record(index.member_text(reader, names[0]), f"{wheel}!{names[0]}")
-    return {path: row.digest for path, row in rows.items() if row.digest}
-
-
-def _file_hash(path: Path) -> str:
-    digest = base64.urlsafe_b64encode(hashlib.sha256(path.read_bytes()).digest()).rstrip(b"=").decode()
-    return f"sha256={digest}"
-
-
-class Rehearsal:
+class Rehearsal(ImageSteps):
     """Runs the steps in a temporary directory ``work``; :meth:`run` returns the :class:`Report`."""
 
     def __init__(self, work: Path, *, fail_at: str | None = None, podman: str | None = None,
                  on_step: Callable[[Step], None] | None = None) -> None:
-        self.work = work
-        self.logs = work / "logs"
-        self.fail_at = fail_at
+        super().__init__(work, fail_at=fail_at, on_step=on_step)
         self.podman = podman if podman is not None else (shutil.which("podman") or "")
-        self.on_step = on_step or (lambda step: None)
-        self.report = Report(work=str(work))
         self.wheel: Path | None = None
         self.version = ""
         self.index_url = ""
@@ -179,55 +83,12 @@ class Rehearsal:
         self.pushed: dict[str, tuple[str, str]] = {}  # short name -> (image reference, digest)
         self._user_env: dict[str, str] = {}
 
-    # -- helpers ----------------------------------------------------------------------------------------------------
-    @contextlib.contextmanager
-    def step(self, name: str) -> Iterator[Step]:
-        step = Step(name)
-        self.report.steps.append(step)
-        start = time.monotonic()
-        try:
-            if self.fail_at == name:
-                raise StepFailed("failure injected (--fail-at)")
-            yield step
-            if step.result == "not run":
-                step.result = "ok"
-        except (StepFailed, UserError) as err:
-            step.result, step.detail = "FAILED", str(err)
-            raise
-        except Exception as err:  # noqa: BLE001 - an unexpected error still fails only its step, with a row
-            step.result, step.detail = "FAILED", f"{type(err).__name__}: {err}"
-            raise StepFailed(step.detail) from err
-        finally:
-            step.seconds = time.monotonic() - start
-            self.on_step(step)
-
-    def _skip(self, name: str, reason: str) -> None:
-        step = Step(name, "skipped", reason)
-        self.report.steps.append(step)
-        self.on_step(step)
-
-    def _image_skip_reason(self) -> str | None:
-        if not self.podman:
-            return "podman not found (Debian: apt-get install podman docker-registry debootstrap)"
-        if shutil.which("docker-registry") is None:
-            return "docker-registry not found (Debian: apt-get install docker-registry)"
-        return None
-
-    def _fresh_podman(self) -> list[str]:
-        return [self.podman, "--root", str(self.work / "pull-storage"), "--runroot", str(self.work / "pull-run"),
-                *PODMAN_GLOBAL]
-
-    def _store_podman(self) -> list[str]:
-        """The podman of docker/build_images.sh (its default image store, where tox -e images left the images)."""
-        return (os.environ.get("CATCH_PODMAN") or f"{self.podman} --storage-driver=vfs --cgroup-manager=cgroupfs"
-                ).split()
-
     # -- steps ------------------------------------------------------------------------------------------------------
     def combined_wheel(self) -> None:
         with self.step("combined wheel in dist/") as step:
             wheels = sorted((REPO_ROOT / "dist").glob("torch-*catch*.whl"))
             if not wheels:
-                _run([sys.executable, REPO_ROOT / "scripts" / "build_wheel.py", "--out", REPO_ROOT / "dist"],
+                run_logged([sys.executable, REPO_ROOT / "scripts" / "build_wheel.py", "--out", REPO_ROOT / "dist"],
                      log=self.logs / "wheel.log")
                 wheels = sorted((REPO_ROOT / "dist").glob("torch-*catch*.whl"))
             if len(wheels) != 1:
@@ -248,7 +109,7 @@ class Rehearsal:
             tag = "v{}-catch{}".format(self.version.split("+")[0], self.version.rsplit(".catch", 1)[1])
             env = {**os.environ, "CATCH_INDEX_DIR": str(self.work / "index"), "CATCH_GH_RELEASE": "0",
                    "PYTHON": sys.executable}
-            out = _run(["bash", REPO_ROOT / "ci/scripts/publish_release.sh", tag, dist], env=env,
+            out = run_logged(["bash", REPO_ROOT / "ci/scripts/publish_release.sh", tag, dist], env=env,
                        log=self.logs / "publish.log")
             if f"published {self.wheel.name} sha256 " not in out:
                 raise StepFailed(f"publish_release.sh did not publish {self.wheel.name}: {out.strip()[-300:]}")
@@ -278,19 +139,19 @@ class Rehearsal:
     def pip_install(self) -> None:
         with self.step("user: pip install from the index (fresh venv)") as step:
             venv = self.work / "venv"
-            _run([sys.executable, "-m", "venv", venv], log=self.logs / "pip.log")
+            run_logged([sys.executable, "-m", "venv", venv], log=self.logs / "pip.log")
             extra = _configured_index()
             env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "VIRTUAL_ENV"))}
             env["PIP_CACHE_DIR"] = str(self.work / "pip-cache")  # a user's first install: nothing cached
             env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
             cmd: list[str | Path] = [venv / "bin/pip", "install", "--index-url", self.index_url,
                                      "--extra-index-url", extra, f"torch=={self.version}"]
-            _run(cmd, env=env, log=self.logs / "pip.log")
+            run_logged(cmd, env=env, log=self.logs / "pip.log")
             served = [line for line in (self.logs / "index-server.log").read_text().splitlines()
                       if f'"GET /files/{quote(self.wheel.name if self.wheel else "")} ' in line]
             if not any('" 200 ' in line for line in served):
                 raise StepFailed("the loopback index's log shows no download of the wheel: pip took it elsewhere")
-            out = _run([venv / "bin/python", "-c", "import torch, torch_mlu; print(torch.__version__, "
+            out = run_logged([venv / "bin/python", "-c", "import torch, torch_mlu; print(torch.__version__, "
                         "torch.version.catch, torch.mlu.device_count())"], env=env, log=self.logs / "pip.log",
                        cwd=self.work)
             got = out.split()
@@ -303,102 +164,15 @@ class Rehearsal:
         with self.step("user: examples/train_digits.py --device mlu") as step:
             venv = self.work / "venv"
             env = self._user_env
-            _run([venv / "bin/pip", "install", "--index-url", _configured_index(), "scikit-learn"], env=env,
+            run_logged([venv / "bin/pip", "install", "--index-url", _configured_index(), "scikit-learn"], env=env,
                  log=self.logs / "train.log")
-            out = _run([venv / "bin/python", REPO_ROOT / "examples/train_digits.py", "--device", "mlu"], env=env,
+            out = run_logged([venv / "bin/python", REPO_ROOT / "examples/train_digits.py", "--device", "mlu"], env=env,
                        log=self.logs / "train.log", cwd=self.work)
             found = re.search(r"^test accuracy ([0-9.]+)$", out, flags=re.M)
             steps = len(re.findall(r"^step \d+ loss", out, flags=re.M))
             if not found or float(found.group(1)) < 0.9:
                 raise StepFailed(f"no test accuracy >= 0.9 in the output: {out.strip().splitlines()[-1:]}")
             step.detail = f"{steps} steps, test accuracy {found.group(1)}"
-
-    def push_images(self) -> None:
-        assert self.registries_conf is not None
-        with self.step("push images (docker/build_images.sh --push)") as step:
-            base = os.environ.get("CATCH_BASE", "localhost/catch-base:bookworm")
-            env = {**os.environ, "CATCH_REGISTRY": f"{self.registry}/catch-mlu", "CATCH_REUSE_IMAGES": "1",
-                   "CATCH_BASE": base, "CATCH_IMAGE_LOGS": str(self.logs / "images"),
-                   "CONTAINERS_REGISTRIES_CONF": str(self.registries_conf), "CATCH_ENGINE": "podman",
-                   "PYTHON": sys.executable}
-            if base.startswith("localhost/catch-base"):  # cached: returns at once when tox -e images made it
-                _run(["bash", REPO_ROOT / "docker/make_base.sh", base], env=env, log=self.logs / "push.log")
-            out = _run(["bash", REPO_ROOT / "docker/build_images.sh", "--push", "dev", "release"], env=env,
-                       log=self.logs / "push.log", timeout=3600)
-            for ref, digest in re.findall(r"^pushed (\S+) (sha256:[0-9a-f]{64})$", out, flags=re.M):
-                self.pushed[ref.rsplit("/", 1)[1].split(":")[0]] = (ref, digest)
-            if sorted(self.pushed) != ["catch", "catch-dev"]:
-                raise StepFailed(f"expected pushed digests of catch and catch-dev, got {sorted(self.pushed)}")
-            reused = len(re.findall(r"^image \S+ reused", out, flags=re.M))
-            step.detail = f"{reused} of 2 reused from the image store; " + ", ".join(
-                f"{name} {digest[:19]}…" for name, (_ref, digest) in sorted(self.pushed.items()))
-            self.report.digests = {n: {"pushed": d} for n, (_r, d) in self.pushed.items()}
-
-    def registry_digests(self) -> None:
-        with self.step("registry: manifest digests (HTTP API)") as step:
-            for name, (ref, digest) in sorted(self.pushed.items()):
-                repo, tag = ref.split("/", 1)[1].rsplit(":", 1)
-                req = urllib.request.Request(f"http://{self.registry}/v2/{repo}/manifests/{tag}", method="HEAD",
-                                             headers={"Accept": MANIFEST_TYPES})
-                with urllib.request.urlopen(req, timeout=30) as resp:
-                    stored = resp.headers.get("Docker-Content-Digest")
-                self.report.digests[name]["registry"] = stored or ""
-                if stored != digest:
-                    raise StepFailed(f"{ref}: the registry stores {stored}, the push reported {digest}")
-            step.detail = "registry digest == pushed digest for catch, catch-dev"
-
-    def pull_images(self) -> None:
-        with self.step("user: pull into a fresh podman --root") as step:
-            env = {**os.environ, "CONTAINERS_REGISTRIES_CONF": str(self.registries_conf)}
-            for name, (ref, digest) in sorted(self.pushed.items()):
-                _run([*self._fresh_podman(), "pull", "--quiet", ref], env=env, log=self.logs / "pull.log")
-                pulled = _run([*self._fresh_podman(), "image", "inspect", "--format", "{{.Digest}}", ref], env=env,
-                              log=self.logs / "pull.log").strip()
-                self.report.digests[name]["pulled"] = pulled
-                if pulled != digest:
-                    raise StepFailed(f"{ref}: pulled digest {pulled} != pushed {digest}")
-            step.detail = "pulled digest == pushed digest for catch, catch-dev"
-
-    def image_contents(self) -> None:
-        assert self.wheel is not None
-        with self.step("image contents (podman image mount)") as step:
-            env = {**os.environ, "CONTAINERS_REGISTRIES_CONF": str(self.registries_conf)}
-            details = []
-            for name, (ref, _digest) in sorted(self.pushed.items()):
-                mount = Path(_run([*self._fresh_podman(), "image", "mount", ref], env=env,
-                                  log=self.logs / "pull.log").strip())
-                try:
-                    details.append(self._check_image(name, mount))
-                finally:
-                    _run([*self._fresh_podman(), "image", "unmount", ref], env=env, log=self.logs / "pull.log")
-            step.detail = "; ".join(details)
-
-    def _check_image(self, name: str, root: Path) -> str:
-        assert self.wheel is not None
-        site = root / SITE
-        infos = sorted(p.name for p in site.glob("torch-*.dist-info"))
-        if not (site / "torch_mlu" / "__init__.py").is_file() and name == "catch":
-            raise StepFailed(f"{name}: no torch_mlu package in /{SITE}")
-        if name == "catch":
-            if infos != [f"torch-{self.version}.dist-info"]:
-                raise StepFailed(f"{name}: /{SITE} has {infos}, not torch-{self.version}.dist-info")
-            wheel_rows = _wheel_record(self.wheel)
-            installed = dict(row[:2] for row in csv.reader((site / infos[0] / "RECORD").read_text().splitlines())
-                             if len(row) >= 2)
-            differ = [p for p, h in wheel_rows.items() if installed.get(p) != h]
-            if differ:
-                raise StepFailed(f"{name}: {len(differ)} file(s) differ from the wheel's RECORD, e.g. {differ[0]}")
-            for probe in ("torch/version.py", "torch_mlu/__init__.py"):
-                if _file_hash(site / probe) != wheel_rows[probe]:
-                    raise StepFailed(f"{name}: /{SITE}/{probe} is not the wheel's")
-            return f"catch: torch {self.version}, torch_mlu, {len(wheel_rows)} files = the wheel's RECORD"
-        if infos != ["torch-2.13.0+cpu.dist-info"]:
-            raise StepFailed(f"{name}: /{SITE} has {infos}, not the pinned torch-2.13.0+cpu.dist-info")
-        direct = [json.loads(p.read_text()) for p in site.glob("torch_mlu-*.dist-info/direct_url.json")]
-        if not direct or direct[0].get("url") != "file:///opt/catch/catch" or not (
-                root / "opt/catch/catch/torch_mlu/__init__.py").is_file():
-            raise StepFailed(f"{name}: torch_mlu is not installed editable from /opt/catch/catch")
-        return "catch-dev: torch 2.13.0+cpu, torch_mlu editable (/opt/catch/catch)"
 
     # -- cleanup ----------------------------------------------------------------------------------------------------
     def cleanup(self, stack: contextlib.ExitStack) -> None:
@@ -453,7 +227,7 @@ class Rehearsal:
                     self.report.pids.append(web.proc.pid)
                     self.index_url = f"{web.url}/simple/"
                     self.report.urls["index"] = self.index_url
-                    skip = self._image_skip_reason()
+                    skip = self.image_skip_reason()
                     if skip is None:
                         reg = stack.enter_context(servers.oci_registry(self.work / "registry",
                                                                        self.logs / "registry.log"))
@@ -467,11 +241,11 @@ class Rehearsal:
                 self.index_page()
                 self.pip_install()
                 self.train_digits()
-                skip = self._image_skip_reason()
+                skip = self.image_skip_reason()
                 if skip is not None:
                     for name in ("push images (docker/build_images.sh --push)", "registry: manifest digests (HTTP API)",
                                  "user: pull into a fresh podman --root", "image contents (podman image mount)"):
-                        self._skip(name, skip)
+                        self.skip(name, skip)
                 else:
                     self.push_images()
                     self.registry_digests()
@@ -484,30 +258,3 @@ class Rehearsal:
                 self.cleanup(stack)
         self.report.total_seconds = time.monotonic() - start
         return self.report
-
-
-def _terminate(signum: int, _frame: FrameType | None) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI of scripts/release_rehearsal.py: run the rehearsal, print the table; exit 0 ok, 1 a step failed."""
-    parser = argparse.ArgumentParser(prog="release_rehearsal.py", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--json", type=Path, help="also write the report (steps, digests, pids) as JSON here")
-    parser.add_argument("--fail-at", metavar="STEP", help="make the step of this name fail (tests the cleanup)")
-    parser.add_argument("--no-podman", action="store_true", help="behave as if podman were missing")
-    args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, _terminate)  # a killed run still stops its servers and deletes its files
-    work = Path(tempfile.mkdtemp(prefix="catch-release-"))
-
-    def show(step: Step) -> None:
-        print(f"[{step.seconds:6.1f} s] {step.result:7} {step.name}" + (f": {step.detail}" if step.detail else ""),
-              flush=True)
-
-    report = Rehearsal(work, fail_at=args.fail_at, podman="" if args.no_podman else None, on_step=show).run()
-    print()
-    print(report.table())
-    if args.json:
-        args.json.write_text(json.dumps({**asdict(report), "ok": report.ok}, indent=2))
-    return 0 if report.ok else 1

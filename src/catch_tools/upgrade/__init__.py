@@ -9,4 +9,7 @@ Steps (:data:`catch_tools.upgrade.steps.STEPS`), each a row in the report, resum
 -> ``suite`` (backend tests + the patch proof gate) -> ``wheel`` (the combined wheel from that release's wheel) ->
 ``interfaces`` (native interface check) -> ``demo`` (the digits CNN trains on ``mlu`` in a fresh venv holding only the
 combined wheel).
+
+Modules: :mod:`.steps` (the steps), :mod:`.state` (their outcomes on disk), :mod:`.runner` (running them, the report);
+the command line is :mod:`catch_tools.cli.upgrade`.
 """

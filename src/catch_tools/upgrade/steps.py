@@ -1,18 +1,13 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""The upgrade's steps after the patch rebase, their state on disk and the step report.
-
-Each step is a function ``(ctx) -> detail`` that raises :class:`StepFailed` (with the log and what to do next) when it
-fails. :func:`run` runs them in order, saves each outcome in ``<work>/state.json`` before the next one starts and skips
-the steps that already passed for the same release, checkout and sources (``patches/``, ``catch/``), so a run stopped by
-a failure or Ctrl-C goes on from the step that did not pass (``--from STEP`` reruns from a given step; a run killed with
-no chance to clean up leaves sources that differ, and the next run starts the steps over).
+"""The upgrade's steps after the patch rebase: ``fetch``, ``build``, ``suite``, ``wheel``, ``interfaces``, ``demo``
+(:data:`STEPS`), each a function ``(ctx) -> detail`` that raises :class:`StepFailed` (with the log and what to do
+next) when it fails. :mod:`catch_tools.upgrade.runner` runs them; :mod:`catch_tools.upgrade.state` keeps their
+outcomes on disk.
 
 The only tracked file the steps change in the checkout is the pin manifest (``fetch`` records the upstream wheel it
-chose). A run that does not end with every step passed (a failed step, an error, Ctrl-C) puts the manifest back byte
-for byte as it found it; the next run that skips ``fetch`` writes the recorded choice again before ``build``. The
-upgrade starts only from a rebased pin (:func:`require_rebased_pin`).
+chose, :func:`record_flavour`).
 
 Every pip command runs with ``PIP_CONSTRAINT=<project>/constraints.txt``: the rebase moved its ``torch==`` line to the
 new release, and a constraint in the environment overrides a machine-wide ``constraint`` in pip's configuration files
@@ -21,27 +16,21 @@ new release, and a constraint in the environment overrides a machine-wide ``cons
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 import shutil
-import stat
 import subprocess
 import sys
 import time
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
 from catch_tools.errors import UserError
-from catch_tools.gitcli import locate, try_git
-from catch_tools.pin import load_pin, manifest_path, parse_pin, update_pin
-from catch_tools.userfiles import write_atomic
+from catch_tools.pin import load_pin, manifest_path, update_pin
 
 #: Build and test requirements of the backend venv besides torch (tox -e backend's deps, and the tooling for the proof
 #: gate and the wheel build: the project itself, editable).
@@ -52,11 +41,6 @@ MIN_DEMO_ACCURACY = 0.8
 _ACCURACY = re.compile(r"^test accuracy ([0-9.]+)$", re.MULTILINE)
 _VERSION_PY = re.compile(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", re.MULTILINE)
 _FLAVOUR_LINE = re.compile(r"^wheel_flavour\s*=.*\n", re.MULTILINE)
-STATE_FILE = "state.json"
-#: The step results a state may hold (a row of the report).
-STATUSES = ("passed", "failed", "not run")
-#: ``fetch``'s outputs that say what it wrote into the manifest (written again when a later run skips ``fetch``).
-_FETCH_EDIT = ("wheel_version", "flavour", "flavour_note")
 
 
 class StepFailed(Exception):
@@ -326,226 +310,3 @@ STEPS: dict[str, tuple[str, Callable[[Context], str]]] = {
     "interfaces": ("native interface check", step_interfaces),
     "demo": ("digits CNN trains on mlu, fresh venv", step_demo),
 }
-
-
-# -- state and driver --------------------------------------------------------------------------------------------------
-
-def sources_hash(project: Path) -> str:
-    """sha256 over the files of ``patches/`` and ``catch/`` (build outputs and caches skipped): a change reruns the
-    steps from ``build`` on."""
-    digest = hashlib.sha256()
-    for top in ("patches", "catch"):
-        for path in sorted(_files(project / top)):
-            digest.update(str(path.relative_to(project)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
-def _files(root: Path) -> Iterator[Path]:
-    for path in root.rglob("*"):
-        parts = set(path.relative_to(root).parts)
-        if path.is_file() and not parts & {"build", "__pycache__", "_version.py"} and not any(
-                p.endswith(".egg-info") for p in parts):
-            yield path
-
-
-_JSON_TYPES = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean",
-               type(None): "null"}
-
-
-def load_state(work: Path) -> dict[str, Any]:
-    """The state the last run saved in ``<work>/state.json``, or ``{}`` when there is none.
-
-    The state is a JSON object: ``release``, ``project`` and ``sources`` (strings), ``outputs`` (name -> string) and
-    ``steps`` (step name of :data:`STEPS` -> row: ``status`` one of :data:`STATUSES`, ``seconds`` a number,
-    ``detail``, ``next`` and ``log`` strings).
-
-    Raises:
-        UserError: the file cannot be read, or is not a state :func:`save_state` wrote (not a regular file, not UTF-8,
-            not JSON, not an object, a value of the wrong type, an unknown step or status: a hand edit, a truncated
-            file). The one line names the file (and the line of a JSON error) and says to remove it, which starts the
-            steps over.
-    """
-    path = work / STATE_FILE
-
-    def damaged(what: str, line: int | None = None) -> UserError:
-        return UserError(f"{what}: not an upgrade state; remove it to start the steps over", path=path, line=line)
-
-    try:
-        if not stat.S_ISREG(path.stat().st_mode):
-            raise damaged("not a regular file")
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return {}
-    except OSError as err:
-        raise UserError(f"cannot read the upgrade state: {err.strerror or err}", path=path) from None
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as err:
-        raise damaged("not UTF-8", raw[:err.start].count(b"\n") + 1) from None
-    except json.JSONDecodeError as err:
-        raise damaged(f"invalid JSON ({err.msg})", err.lineno) from None
-    problem = _state_problem(data)
-    if problem:
-        raise damaged(problem)
-    assert isinstance(data, dict)
-    return data
-
-
-def _state_problem(data: object) -> str | None:
-    """What makes ``data`` no state of :func:`save_state` (see :func:`load_state`), or None."""
-    if not isinstance(data, dict):
-        return f"{_JSON_TYPES.get(type(data), type(data).__name__)}, expected a JSON object"
-    for key in ("release", "project", "sources"):
-        if key in data and not isinstance(data[key], str):
-            return f"{key!r} is not a string"
-    outputs = data.get("outputs", {})
-    if not isinstance(outputs, dict) or not all(isinstance(v, str) for v in outputs.values()):
-        return "'outputs' is not an object of strings"
-    rows = data.get("steps", {})
-    if not isinstance(rows, dict):
-        return "'steps' is not an object"
-    for name, row in rows.items():
-        if name not in STEPS:
-            return f"unknown step {name!r} (steps: {', '.join(STEPS)})"
-        if not isinstance(row, dict):
-            return f"step {name!r} is not an object"
-        if row.get("status") not in STATUSES:
-            return f"step {name!r}: status {row.get('status')!r} is not one of {', '.join(STATUSES)}"
-        seconds = row.get("seconds")
-        if isinstance(seconds, bool) or not isinstance(seconds, int | float):
-            return f"step {name!r}: 'seconds' is not a number"
-        for key in ("detail", "next", "log"):
-            if not isinstance(row.get(key, "" if key == "log" else None), str):
-                return f"step {name!r}: {key!r} is missing or not a string"
-    return None
-
-
-def save_state(work: Path, state: dict[str, Any]) -> None:
-    write_atomic(work / STATE_FILE, json.dumps(state, indent=1, sort_keys=True) + "\n")
-
-
-def require_rebased_pin(project: Path, rebase_command: str) -> None:
-    """Refuse to start the upgrade from a pin no rebase has moved.
-
-    ``scripts/rebase.py`` writes the new release's pin into the work tree's ``patches/manifest.toml``
-    (:func:`catch_tools.rebase.pinning.write_pin`) and the maintainer commits it with the new series after the
-    upgrade (docs/upgrade.md). So the pin is rebased when its upstream ``tag`` or ``commit`` differs from the
-    committed manifest's (``git show HEAD:./patches/manifest.toml``, a path relative to ``project``).
-
-    Raises:
-        UserError: the pin is the one committed in HEAD, or the move cannot be told (``project`` is no git work tree,
-            or HEAD has no manifest). The one line names the manifest, the rebase command to run first
-            (``rebase_command``) and ``--force``.
-    """
-    path = manifest_path(project)
-    pin = load_pin(path, option="--project DIR")
-    then = (f"first run the rebase: {rebase_command} (docs/upgrade.md), or pass --force to run the upgrade for "
-            f"{pin.tag} as pinned")
-    _bare, _git_dir, top, _why = locate(project)
-    if top is None:
-        raise UserError(f"the checkout is no git work tree, so whether scripts/rebase.py moved the pin ({pin.tag}) "
-                        f"cannot be told; {then}", path=path)
-    shown = try_git(project, "show", "HEAD:./patches/manifest.toml")
-    if shown.returncode != 0:
-        raise UserError(f"HEAD has no patches/manifest.toml, so whether scripts/rebase.py moved the pin ({pin.tag}) "
-                        f"cannot be told; {then}", path=path)
-    committed = parse_pin(shown.stdout.decode("utf-8", "replace"), "HEAD:patches/manifest.toml")
-    if (committed.tag, committed.commit) == (pin.tag, pin.commit):
-        raise UserError(f"the pin ({pin.tag}) is the one committed in HEAD: no rebase has moved it to a new release; "
-                        f"{then}", path=path)
-
-
-class CheckoutGuard:
-    """The checkout files the steps write (the pin manifest) as a run found them; :meth:`restore` puts them back."""
-
-    def __init__(self, project: Path) -> None:
-        self.saved = {path: path.read_bytes() for path in (manifest_path(project),)}
-
-    def restore(self) -> None:
-        """Write back every saved file whose bytes changed (a temporary file renamed over it: never half-written)."""
-        for path, data in self.saved.items():
-            try:
-                if path.read_bytes() == data:
-                    continue
-            except FileNotFoundError:
-                pass
-            write_atomic(path, data)
-
-
-def run(ctx: Context, start: str | None = None, progress: Callable[[str], None] = lambda _m: None) -> dict[str, Any]:
-    """Run the steps from the first one not passed (or from ``start``); return the report (see :func:`report`).
-
-    Stops at the first failed step (later steps are reported ``not run``). The state is saved after every step. A run
-    that does not end with every step passed (a failed step, an error, Ctrl-C) leaves the checkout's files as it
-    found them (:class:`CheckoutGuard`); a run that skips ``fetch`` first writes ``fetch``'s recorded manifest edit
-    again.
-
-    Raises:
-        UserError: ``start`` is not a step name, or the state file is damaged (:func:`load_state`).
-    """
-    if start is not None and start not in STEPS:
-        raise UserError(f"--from {start}: not a step (steps: {', '.join(STEPS)})")
-    ctx.work.mkdir(parents=True, exist_ok=True)
-    state = load_state(ctx.work)
-    found = sources_hash(ctx.project)
-    if state.get("release") != ctx.release or state.get("project") != str(ctx.project):
-        # another release, or another checkout (the canary's scratch clone; the build venv's editable install is of
-        # the checkout it was made from): every step reruns
-        state = {"release": ctx.release, "project": str(ctx.project), "steps": {}, "outputs": {}}
-    results: dict[str, dict[str, Any]] = state.setdefault("steps", {})
-    if state.get("sources") != found:
-        # patches/ or catch/ changed since the last run left them: every step reruns, fetch included (cheap: the wheel
-        # is cached)
-        results.clear()
-    if start is not None:
-        for name in list(STEPS)[list(STEPS).index(start):]:
-            results.pop(name, None)
-    ctx.outputs = dict(state.get("outputs", {}))
-    state["sources"] = found  # a run killed on the way (no cleanup) leaves sources that differ: the next starts over
-    guard = CheckoutGuard(ctx.project)
-    finished = False
-    try:
-        if results.get("fetch", {}).get("status") == "passed" and all(k in ctx.outputs for k in _FETCH_EDIT):
-            record_flavour(ctx.project, *(ctx.outputs[k] for k in _FETCH_EDIT))
-        failed = False
-        for name, (_title, func) in STEPS.items():
-            if results.get(name, {}).get("status") == "passed":
-                continue
-            if failed:
-                results[name] = {"status": "not run", "seconds": 0.0, "detail": "", "next": ""}
-                continue
-            log = ctx.log(name)
-            log.write_text("", encoding="utf-8")
-            progress(f"upgrade: {name}...")
-            started = time.monotonic()
-            try:
-                detail = func(ctx)
-                results[name] = {"status": "passed", "seconds": round(time.monotonic() - started, 1),
-                                 "detail": detail, "next": "", "log": str(log)}
-            except StepFailed as err:
-                failed = True
-                results[name] = {"status": "failed", "seconds": round(time.monotonic() - started, 1),
-                                 "detail": err.detail, "next": err.next_action, "log": str(err.log or log)}
-            state["outputs"] = ctx.outputs
-            save_state(ctx.work, state)
-            progress(f"upgrade: {name}: {results[name]['status']} ({results[name]['seconds']} s)")
-        finished = not failed
-    finally:
-        if not finished:
-            guard.restore()
-        state["outputs"] = ctx.outputs
-        state["sources"] = sources_hash(ctx.project)
-        save_state(ctx.work, state)
-    return report(ctx, state)
-
-
-def report(ctx: Context, state: dict[str, Any]) -> dict[str, Any]:
-    """The step report: release, work directory, one row per step (status passed/failed/not run/pending, seconds,
-    detail, next action on failure, log) and ``ok`` (every step passed)."""
-    results = state.get("steps", {})
-    rows = [{"step": name, "title": title, **results.get(name, {"status": "pending", "seconds": 0.0, "detail": "",
-                                                                "next": ""})}
-            for name, (title, _f) in STEPS.items()]
-    return {"release": ctx.release, "work": str(ctx.work), "ok": all(r["status"] == "passed" for r in rows),
-            "total_seconds": round(sum(float(r["seconds"]) for r in rows), 1), "steps": rows,
-            "outputs": state.get("outputs", {})}

@@ -7,11 +7,10 @@
 - :mod:`.record`   -- RECORD parsing, writing and verification (cached by file hash).
 - :mod:`.metadata` -- version, entry points and ``torch/version.py`` edits.
 - :mod:`.inputs`   -- validation of the upstream wheel against the pin and of the backend wheel.
-- :mod:`.series`   -- the one contact point with the patch engine.
 - :mod:`.overlay`  -- the overlay build (default mode).
 - :mod:`.source`   -- the source build plan (``--from-source``).
 - :mod:`.sources`  -- obtaining the input wheels (pip download, pip wheel of ``catch/``).
-- :mod:`.cli`      -- ``scripts/build_wheel.py``.
+- the command line (``scripts/build_wheel.py``) is :mod:`catch_tools.cli.wheel`.
 """
 
 from catch_tools.wheel.overlay import BuildResult, build_overlay

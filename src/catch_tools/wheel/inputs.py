@@ -44,6 +44,7 @@ from catch_tools.wheel.metadata import (
 from catch_tools.wheel.record import RecordRow, read_rows, verify_wheel
 from catch_tools.wheel.zipraw import RawMember, RawZipReader
 
+#: The Catch backend's top-level package: the backend wheel carries only it, the combined wheel adds only it.
 BACKEND_PACKAGE = "torch_mlu"
 AUTOLOAD_GROUP = "torch.backends"
 #: Entry point groups whose names become commands in the environment's ``bin/`` (entry points spec).
@@ -88,11 +89,8 @@ def open_wheel(reader: RawZipReader, *, verify_cache: bool = True, hash_members:
         UserError: a wheel whose file name, ``WHEEL`` and METADATA disagree, non-UTF-8 metadata, or a RECORD that
             does not match the members.
     """
-    check_wheel_identity(reader)
+    dist_info = check_wheel_identity(reader)
     name, version, tags = split_wheel_filename(reader.path.name)
-    dist_info = f"{name}-{version}.dist-info"
-    if reader.get(f"{dist_info}/METADATA") is None:
-        raise UserError(f"wheel has no {dist_info}/METADATA", path=reader.path)
     if hash_members:
         rows = verify_wheel(reader, f"{dist_info}/RECORD", use_cache=verify_cache)
     else:

@@ -83,8 +83,9 @@ def dist_info_dir(reader: RawZipReader) -> str:
     return found[0]
 
 
-def check_wheel_identity(reader: RawZipReader) -> None:
-    """Refuse a wheel that is not what its file name says (e.g. a cp311 wheel renamed to cp312).
+def check_wheel_identity(reader: RawZipReader) -> str:
+    """Refuse a wheel that is not what its file name says (e.g. a cp311 wheel renamed to cp312); return its
+    ``.dist-info`` directory (:func:`dist_info_dir`).
 
     Rules (binary distribution format spec, PEP 427 and PEP 491; names compared normalized with packaging's
     ``canonicalize_name``, versions as PEP 440 versions, tags as sets with compressed tag sets expanded by
@@ -144,6 +145,7 @@ def check_wheel_identity(reader: RawZipReader) -> None:
     if not meta_version or _version_or_none(meta_version[0]) != version:
         raise UserError(f"METADATA Version {meta_version[0] if meta_version else '(missing)'} is not the file "
                         f"name's {version}", path=meta_at)
+    return dist_info
 
 
 def _version_or_none(text: str) -> Version | None:

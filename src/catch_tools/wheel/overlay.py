@@ -20,15 +20,16 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from catch_tools.errors import UserError
+from catch_tools.patches import Series, apply_series_to_dir, check_series, lint_series
 from catch_tools.paths import cache_dir
 from catch_tools.pin import Pin
-from catch_tools.wheel import series as series_mod
+from catch_tools.progress import Reporter
+from catch_tools.userfiles import output_dir
 from catch_tools.wheel.inputs import BACKEND_PACKAGE, WheelInfo, backend_payload, check_upstream, open_wheel
 from catch_tools.wheel.metadata import (
     add_extras,
@@ -74,11 +75,20 @@ def source_date_epoch(upstream: RawZipReader) -> int:
     return calendar.timegm((*newest, 0, 0, 0))
 
 
-def _series_changes(upstream: WheelInfo, series_dir: Path) -> dict[str, bytes | None]:
-    """Apply the series to the wheel files it touches; ``{path: new bytes, or None if deleted}`` for changed paths."""
-    if series_mod.series_is_empty(series_dir):
+def _series_changes(upstream: WheelInfo, patches_dir: Path) -> dict[str, bytes | None]:
+    """Apply the series to the wheel files it touches; ``{path: new bytes, or None if deleted}`` for changed paths.
+
+    The series is read once and each patch parsed once (:class:`~catch_tools.patches.series.Series`): only the
+    members it touches are extracted, it must pass ``lint`` and ``check`` against them, then it is applied to them.
+
+    Raises:
+        UserError: a bad series, a series that fails ``lint`` or ``check`` (naming the first problem), or one that
+            changes the wheel's metadata or the backend.
+    """
+    series = Series.read(patches_dir)
+    if series.empty:
         return {}
-    touched = series_mod.touched_paths(series_dir)
+    touched = series.touched_paths()
     reader = upstream.reader
     with tempfile.TemporaryDirectory(prefix="catch-overlay-") as tmp:
         root = Path(tmp)
@@ -89,8 +99,8 @@ def _series_changes(upstream: WheelInfo, series_dir: Path) -> dict[str, bytes | 
                 before[path] = reader.read(member)
                 (root / path).parent.mkdir(parents=True, exist_ok=True)
                 (root / path).write_bytes(before[path])
-        series_mod.check_series_ok(series_dir, root)
-        series_mod.apply_to_dir(series_dir, root)
+        _refuse_failing(series, root)
+        apply_series_to_dir(series, root)
         changes: dict[str, bytes | None] = {}
         for path in touched:
             target = root / path
@@ -100,29 +110,27 @@ def _series_changes(upstream: WheelInfo, series_dir: Path) -> dict[str, bytes | 
     for path in changes:
         if path.startswith(f"{upstream.dist_info}/") or path.split("/", 1)[0] == BACKEND_PACKAGE:
             raise UserError(f"the series changes {path}, which belongs to the wheel metadata or the backend",
-                            path=series_dir / "series")
+                            path=patches_dir / "series")
     return changes
 
 
-def check_output_dir(out_dir: Path) -> None:
-    """Refuse an output directory that is, or is below, something other than a directory (checked before any work).
+def _refuse_failing(series: Series, tree: Path) -> None:
+    """Refuse a series that fails ``lint`` or its ``check`` against the directory ``tree``.
 
     Raises:
-        UserError: ``out_dir`` or one of its existing ancestors is a file (or another non-directory).
+        UserError: naming the first problem (file and line) and how many there are.
     """
-    for path in (out_dir, *out_dir.parents):
-        if path.exists():
-            if not path.is_dir():
-                raise UserError("is not a directory, expected the output directory (--out DIR)", path=path)
-            return
-
-
-def _make_output_dir(out_dir: Path) -> None:
-    check_output_dir(out_dir)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise UserError(f"cannot create the output directory: {err.strerror}", path=out_dir) from None
+    problems = lint_series(series)
+    if problems:
+        first = problems[0]
+        raise UserError(f"series fails lint: {first.message} ({len(problems)} problem(s); run "
+                        "scripts/apply_patches.py lint)", path=first.file, line=first.line)
+    report = check_series(series, target_dir=tree)
+    if report.failed:
+        failed = report.failed[0]
+        file, line, message = failed.problems[0] if failed.problems else (failed.file, None, "does not apply")
+        raise UserError(f"series fails check: {failed.name}: {message} ({len(report.failed)} failing patch(es); "
+                        "run scripts/apply_patches.py check)", path=file or failed.file, line=line)
 
 
 def _alive(pid: int) -> bool:
@@ -189,13 +197,13 @@ def build_overlay(
     *,
     upstream_wheel: Path,
     backend_wheel: Path,
-    series_dir: Path,
+    patches_dir: Path,
     pin: Pin,
     out_dir: Path,
     expected_commit: str | None = "pin",
     verify_cache: bool = True,
     apply_series: bool = True,
-    progress: Callable[[str], None] | None = None,
+    progress: Reporter | None = None,
 ) -> BuildResult:
     """Build the combined wheel into ``out_dir`` and return what was done.
 
@@ -209,19 +217,20 @@ def build_overlay(
     written under a temporary name in ``out_dir`` and renamed only when everything, the input verification
     included, succeeded: on any error nothing is left in ``out_dir``. That temporary name is ``<wheel>.partial`` in a
     work directory of this build (``.catch-build-<pid>-<random>/``, see :func:`remove_stale_partials`).
+    ``progress``: the caller's display (:mod:`catch_tools.progress`), told what is being verified and written.
 
     Raises:
         UserError: any bad input (see :mod:`catch_tools.wheel.inputs`, :mod:`catch_tools.wheel.record`), a native
             patch (from the engine), an output that would need ZIP64, an output directory that is a file or cannot be
             written into, a cache directory (``verify_cache``) that is not a directory.
     """
-    say = progress or (lambda _msg: None)
+    shown = progress or Reporter()
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     version = pin.combined_version
     if verify_cache:
         cache_dir()  # a cache that cannot be used is refused before the output directory is made
-    _make_output_dir(out_dir)
+    output_dir(out_dir, "--out")
     remove_stale_partials(out_dir)
     final = out_dir / combined_filename(upstream_wheel.name, version)
     try:
@@ -238,12 +247,12 @@ def build_overlay(
         pool = cleanup.enter_context(ThreadPoolExecutor(max_workers=1))
         upstream = open_wheel(up_reader, verify_cache=verify_cache, hash_members=False)
         check_upstream(upstream, pin.wheel_version, pin.commit if expected_commit == "pin" else expected_commit)
-        say(f"verifying {upstream_wheel.name} while writing {final.name}")
+        shown.line(f"verifying {upstream_wheel.name} while writing {final.name}")
         # hashing the input runs alongside the rest; the output is only renamed into place once it succeeded
         verification = pool.submit(verify_rows, up_reader, upstream.rows, f"{upstream.dist_info}/RECORD",
                                    use_cache=verify_cache)
         try:
-            result = _assemble(upstream, be_reader, series_dir, pin, partial, final, apply_series, timings)
+            result = _assemble(upstream, be_reader, patches_dir, pin, partial, final, apply_series, timings)
             t_wait = time.perf_counter()
             verification.result()
             timings["verify_wait"] = time.perf_counter() - t_wait
@@ -264,7 +273,7 @@ def _remove_work_dir(work: Path, partial: Path) -> None:
         work.rmdir()
 
 
-def _assemble(upstream: WheelInfo, be_reader: RawZipReader, series_dir: Path, pin: Pin, partial: Path, final: Path,
+def _assemble(upstream: WheelInfo, be_reader: RawZipReader, patches_dir: Path, pin: Pin, partial: Path, final: Path,
               apply_series: bool, timings: dict[str, float]) -> BuildResult:
     """Everything after the upstream checks: backend checks, series, and writing ``partial`` (not renamed)."""
     up_reader = upstream.reader
@@ -272,7 +281,7 @@ def _assemble(upstream: WheelInfo, be_reader: RawZipReader, series_dir: Path, pi
     t1 = time.perf_counter()
     backend = open_wheel(be_reader, verify_cache=False)
     payload = backend_payload(backend, upstream, version)
-    changes = _series_changes(upstream, series_dir) if apply_series else {}
+    changes = _series_changes(upstream, patches_dir) if apply_series else {}
     clash = [m.name for m in payload if up_reader.get(m.name) is not None or m.name in changes]
     if clash:
         raise UserError(f"backend file {clash[0]} already exists in torch", path=be_reader.path)
@@ -300,14 +309,14 @@ def _assemble(upstream: WheelInfo, be_reader: RawZipReader, series_dir: Path, pi
                     result.removed.append(name)
                 else:
                     out.add(name, data, _mode(upstream, name),
-                            source=up_reader.path if name == VERSION_PY else series_dir)
+                            source=up_reader.path if name == VERSION_PY else patches_dir)
                     result.patched.append(name)
             else:
                 out.copy(upstream, name)
         for name in sorted(n for n, d in changes.items() if d is not None and up_reader.get(n) is None):
             data = changes[name]
             assert data is not None
-            out.add(name, data, source=series_dir)
+            out.add(name, data, source=patches_dir)
             result.added.append(name)
         for member in payload:
             out.copy(backend, member.name)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from catch_tools.errors import UserError
-from catch_tools.gitcli import try_git
+from catch_tools.git import try_git
 from catch_tools.pin import Pin
 
 
@@ -123,6 +123,6 @@ def run_plan(steps: list[Step]) -> None:
 def head_commit(source: Path) -> str:
     """``git rev-parse HEAD`` of the checkout (the ``git_version`` a source build records in ``torch/version.py``)."""
     proc = try_git(source, "rev-parse", "HEAD")
-    if proc.returncode != 0:
+    if not proc.ok:
         raise UserError("cannot read HEAD of the PyTorch checkout", path=source)
-    return proc.stdout.decode().strip()
+    return proc.stdout.strip()

@@ -56,7 +56,7 @@ def backend_wheel(path: Path | None, catch_dir: Path, out_dir: Path, progress: R
         raise UserError("no pyproject.toml: the Catch backend sources are missing", path=catch_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     log = out_dir / "build.log"
-    shown = progress or Reporter(None)
+    shown = progress or Reporter()
     shown.step("building the Catch backend (C++, 1-2 min on 2 idle cores)")
     start = time.monotonic()
     lines: list[str] = []

@@ -35,10 +35,11 @@ from rich.console import Console
 from rich.table import Table
 
 from catch_tools import clikit
-from catch_tools.errors import UserError
 from catch_tools.paths import cache_dir, repo_root
 from catch_tools.progress import progress
-from catch_tools.upgrade import steps
+from catch_tools.upgrade import runner, steps
+from catch_tools.upgrade.state import load_state
+from catch_tools.userfiles import output_dir, writable_report_files
 
 EXAMPLES = (
     "scripts/upgrade.py",
@@ -48,9 +49,9 @@ EXAMPLES = (
 )
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(prog: str = "upgrade.py") -> argparse.ArgumentParser:
     paragraphs = __doc__.split("\n\n")
-    p = clikit.parser("upgrade.py", paragraphs[0], EXAMPLES,
+    p = clikit.parser(prog, paragraphs[0], EXAMPLES,
                       epilog=" ".join(x.replace("\n", " ") for x in paragraphs[3:]).strip())
     p.add_argument("command", nargs="?", choices=["status"], help="status: the report of the last run, nothing run")
     p.add_argument("--project", metavar="DIR", type=Path, help="Catch checkout (default: this repository)")
@@ -98,57 +99,42 @@ def rebase_command(project: Path, given_project: bool) -> str:
     return " ".join([*words, "--onto", "vX.Y.Z"])
 
 
-def _report_targets(stem: Path, option: str) -> list[Path]:
-    """``PATH.md`` and ``PATH.json`` of a report stem, checked (nothing created) before anything runs.
-
-    Raises:
-        UserError: the stem's directory, or a parent, is not a directory; or one of the two is not a regular file.
-    """
-    clikit.output_dir(stem.parent, option, create=False)
-    targets = [stem.with_name(stem.name + ".md"), stem.with_name(stem.name + ".json")]
-    for target in targets:
-        if target.exists() and not target.is_file():
-            raise UserError(f"{option}: not a regular file, the report cannot be written there", path=target)
-    return targets
-
-
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "upgrade.py") -> int:
     """Parse ``argv``, run (or show) the upgrade steps; see the module docstring for the exit status.
 
     Raises:
         UserError: bad arguments, the pin is not a release or no rebase moved it (without ``--force``,
-            :func:`catch_tools.upgrade.steps.require_rebased_pin`), ``--work``/``--report`` name no directory, or
+            :func:`catch_tools.upgrade.runner.require_rebased_pin`), ``--work``/``--report`` name no directory, or
             the state file is damaged.
     """
-    args = _parser().parse_args(argv)
+    args = _parser(prog).parse_args(argv)
     clikit.setup_logging(args)
     project = (args.project or repo_root()).resolve()
     release = steps.release_of(project)
     work = (args.work or cache_dir() / "upgrade" / release).resolve()
     ctx = steps.Context(project=project, work=work, release=release, demo_epochs=args.demo_epochs)
     if args.command == "status":
-        clikit.output_dir(work, "--work", create=False)
-        state = steps.load_state(work)
+        output_dir(work, "--work", create=False)
+        state = load_state(work)
         if state.get("release") != release:
             other = f" (its last run was to torch {state['release']})" if state.get("release") else ""
             message = f"no upgrade to torch {release} has run in {work}{other}: run scripts/upgrade.py"
             if args.json:  # the report of no run: every step pending
-                sys.stdout.write(json.dumps(steps.report(ctx, {}), indent=2) + "\n")
+                sys.stdout.write(json.dumps(runner.report(ctx, {}), indent=2) + "\n")
             print(message, file=sys.stderr if args.json else sys.stdout)
             return 1
-        rep = steps.report(ctx, state)
+        rep = runner.report(ctx, state)
     else:
         if not args.force:
-            steps.require_rebased_pin(project, rebase_command(project, args.project is not None))
+            runner.require_rebased_pin(project, rebase_command(project, args.project is not None))
         report = args.report.resolve() if args.report else None
-        targets = _report_targets(work / "upgrade-report", "--work") + (
-            _report_targets(report, "--report") if report else [])
-        clikit.output_dir(work, "--work")
+        targets = [*writable_report_files(work / "upgrade-report", "--work"),
+                   *(writable_report_files(report, "--report") if report else ())]
+        output_dir(work, "--work")
         if report:
-            clikit.output_dir(report.parent, "--report")
+            output_dir(report.parent, "--report")
         with progress(f"upgrade to torch {release}") as shown:
-            rep = steps.run(ctx, args.start,  # a step starting is transient, its result is kept
-                            progress=lambda m: shown.step(m) if m.endswith("...") else shown.line(m))
+            rep = runner.run(ctx, args.start, progress=shown)
         for target in targets:
             text = to_markdown(rep) if target.suffix == ".md" else json.dumps(rep, indent=2) + "\n"
             target.write_text(text, encoding="utf-8")

@@ -32,7 +32,8 @@ from catch_tools.errors import UserError
 from catch_tools.paths import repo_root
 from catch_tools.progress import progress
 from catch_tools.rebase import report
-from catch_tools.rebase.flow import Finished, Rebase
+from catch_tools.rebase.flow import Rebase
+from catch_tools.rebase.outcome import Finished
 
 EXAMPLES = (
     "scripts/rebase.py --onto v2.14.0",
@@ -44,10 +45,10 @@ EXAMPLES = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "rebase.py") -> argparse.ArgumentParser:
     """The ``rebase.py`` parser, in the :mod:`catch_tools.clikit` vocabulary (``--source``, ``--json``, ``-v/-q``)."""
     head, _, rest = __doc__.partition("\n\n")
-    parser = clikit.parser("rebase.py", head, EXAMPLES, epilog=rest.rsplit("\n\n", 1)[-1].replace("\n", " "))
+    parser = clikit.parser(prog, head, EXAMPLES, epilog=rest.rsplit("\n\n", 1)[-1].replace("\n", " "))
     parser.add_argument("command", nargs="?", choices=["status"], help="status: where a rebase stands")
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--onto", metavar="REF", help="upstream tag or commit to move the series onto")
@@ -71,13 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "rebase.py") -> int:
     """Parse ``argv`` and run one rebase action; see the module docstring for exit statuses.
 
     Raises:
         UserError: bad arguments or bad state (reported as one line by :func:`catch_tools.errors.run_cli`).
     """
-    args = build_parser().parse_args(argv)
+    args = build_parser(prog).parse_args(argv)
     clikit.setup_logging(args)
     # --continue --reason TEXT (no --drop): the reason for a conflict resolved to no change (the maintainer's drop)
     continue_reason = args.reason[0] if args.cont and not args.drop and len(args.reason) == 1 else None
@@ -105,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rebase aborted: {upstream} and {project / 'patches'} are back to their state before it")
         return 0
     with progress("rebase") as shown:
-        rebase.progress = shown.line
+        rebase.progress = shown
         if sys.stdin.isatty():
             def ask(name: str) -> str:
                 with shown.paused():

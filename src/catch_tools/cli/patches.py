@@ -1,7 +1,8 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Command line of the patch engine: ``scripts/apply_patches.py {apply,check,status,reverse,export,lint}``.
+"""Command line of the patch engine: ``scripts/apply_patches.py {apply,check,status,reverse,export,lint}``, also
+``catch apply``, ``catch check``... (:mod:`catch_tools.cli`).
 
 Exit status: 0 success; 1 when the command's answer is "no" (``check`` found failing patches, ``lint`` found
 problems, ``export --dry-run`` would change files, ``apply --stop-at-conflict`` stopped); 2 for a user error
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from catch_tools.clikit import add_verbosity, plain, setup_logging
-from catch_tools.errors import UserError, run_cli
+from catch_tools.errors import UserError
 from catch_tools.patches.check import check_series
 from catch_tools.patches.dirapply import apply_series_to_dir
 from catch_tools.patches.export import describe_export, export_series
@@ -24,6 +25,7 @@ from catch_tools.patches.gitapply import apply_and_describe
 from catch_tools.patches.lint import lint_series
 from catch_tools.patches.status import reverse_series, series_status
 from catch_tools.pin import MANIFEST_NAME, Pin, load_pin
+from catch_tools.progress import progress
 
 
 def _default(func: str) -> Path:
@@ -71,15 +73,20 @@ def _cmd_apply(args: argparse.Namespace) -> int:
         changed = apply_series_to_dir(_patches_dir(args), Path(args.target_dir), echo=print)
         print(f"applied the series to {args.target_dir}: {len(changed)} file(s) changed")
         return 0
-    return apply_and_describe(_source(args), _patches_dir(args), print, base=args.base, force=args.force,
-                              three_way=args.three_way, stop_at_conflict=args.stop_at_conflict, pin=_pin(args))
+    source, patches, pin = _source(args), _patches_dir(args), _pin(args)
+    with progress("apply") as shown:
+        return apply_and_describe(source, patches, print, base=args.base, force=args.force,
+                                  three_way=args.three_way, stop_at_conflict=args.stop_at_conflict, pin=pin,
+                                  progress=shown)
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    if args.target_dir:
-        report = check_series(_patches_dir(args), target_dir=Path(args.target_dir))
-    else:
-        report = check_series(_patches_dir(args), source=_source(args), base=args.base, pin=_pin(args))
+    with progress("check") as shown:
+        if args.target_dir:
+            report = check_series(_patches_dir(args), target_dir=Path(args.target_dir), progress=shown)
+        else:
+            report = check_series(_patches_dir(args), source=_source(args), base=args.base, pin=_pin(args),
+                                  progress=shown)
     print(report.to_json() if args.json else report.to_text(verbose=args.verbose))
     return 1 if report.failed else 0
 
@@ -130,7 +137,7 @@ def _sub(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, pa
                           formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "apply_patches.py") -> argparse.ArgumentParser:
     """The argparse parser (one subcommand per capability; the shared vocabulary of :mod:`catch_tools.clikit`)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--patches-dir", metavar="DIR", help="the series directory (default: <repo>/patches)")
@@ -140,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     tree.add_argument("--source", metavar="DIR", help="git work tree (default: the pytorch/ submodule)")
     tree.add_argument("--base", metavar="REF", help="base commit (default: the pin's commit, else its tag)")
 
-    parser = argparse.ArgumentParser(prog="apply_patches.py", description=plain(__doc__ or ""),
+    parser = argparse.ArgumentParser(prog=prog, description=plain(__doc__ or ""),
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="examples:\n" + "".join(f"  {e[0]}\n" for e in _EXAMPLES.values()))
     sub = parser.add_subparsers(dest="command", required=True)
@@ -179,13 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "apply_patches.py") -> int:
     """Parse ``argv`` and run the subcommand; returns the exit status (see module doc)."""
-    args = build_parser().parse_args(argv)
+    args = build_parser(prog).parse_args(argv)
     setup_logging(args)
     return int(args.func(args))
-
-
-def entry() -> None:
-    """Console-script entry point (``catch-apply-patches``)."""
-    sys.exit(run_cli(main))

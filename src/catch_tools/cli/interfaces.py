@@ -75,9 +75,9 @@ def _python(text: str) -> str:
     return text
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(prog: str = "check_native_interfaces.py") -> argparse.ArgumentParser:
     p = parser(
-        "check_native_interfaces.py",
+        prog,
         "Compare the upstream torch wheel with the combined wheel: layer 0 files and metadata, 1 ELF, 2 operator "
         "schemas, 3 Python API.",
         ["scripts/check_native_interfaces.py dist/torch-2.13.0+cpu.catch1-*.whl",
@@ -103,9 +103,9 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "check_native_interfaces.py") -> int:
     """Parse ``argv``, run the check, print the report; returns the exit status."""
-    cli = _parser()
+    cli = _parser(prog)
     args = cli.parse_args(argv)
     setup_logging(args)
     if len(args.wheels) > 2:

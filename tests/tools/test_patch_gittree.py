@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 """The git access of ``apply``, each against git itself as the oracle: resolving several names in one process
-(``Target.revs`` vs ``git rev-parse --verify``), setting refs in one transaction (``Target.set_refs``), and reading
+(``Repo.revs`` vs ``git rev-parse --verify``), setting refs in one transaction (``Repo.set_refs``), and reading
 only the series' paths of the base tree (``GitTreeReader(paths=...)`` vs ``git ls-tree -r``; a committed symlink on
 the way to a patched file refused as ``git apply`` refuses it)."""
 
@@ -16,8 +16,7 @@ from conftest import SmallTree, git_cmd
 
 from catch_tools.errors import UserError
 from catch_tools.patches import apply_to_git
-from catch_tools.patches.gitapply import GitTreeReader
-from catch_tools.patches.gitrepo import open_target
+from catch_tools.patches.gittree import GitTreeReader, open_tree
 from catch_tools.pin import load_pin
 
 
@@ -33,7 +32,7 @@ def test_revs_resolve_every_name_as_rev_parse_does(small_tree: SmallTree) -> Non
     blob = git_cmd(small_tree.root, "rev-parse", "HEAD:torch/a.py")
     names = ["HEAD", "HEAD~1", "v2.13.0", "v-annotated", second[:10], "refs/patches/none", blob, "HEAD:torch",
              ":/Second", ":/no such subject", "not a ref", "two\nlines", "-v", ""]
-    target = open_target(small_tree.root)
+    target = open_tree(small_tree.root)
     expected = [_rev_parse(small_tree.root, n) if "\n" not in n else None for n in names]
     assert expected[:5] == [second, small_tree.base, small_tree.base, second, second]  # the oracle sees them all
     assert target.revs(*names) == expected
@@ -41,7 +40,7 @@ def test_revs_resolve_every_name_as_rev_parse_does(small_tree: SmallTree) -> Non
 
 
 def test_set_refs_is_one_transaction(small_tree: SmallTree) -> None:
-    target = open_target(small_tree.root)
+    target = open_tree(small_tree.root)
     target.set_refs({"refs/patches/one": small_tree.base, "refs/patches/two": small_tree.base})
     before = git_cmd(small_tree.root, "for-each-ref", "refs/patches/")
     with pytest.raises(UserError, match="update-ref"):
@@ -70,7 +69,7 @@ def test_tree_reader_reads_the_series_paths_and_falls_back_to_the_whole_tree(sma
     head = small_tree.commit("More kinds", {})
     full = _ls_tree(small_tree.root)
     assert full["torch/link"][0] == "120000" and full["tools/run.sh"][0] == "100755"
-    target = open_target(small_tree.root)
+    target = open_tree(small_tree.root)
     asked = {"torch/link/c.py", "tools/run.sh", "odd *name?.py", "docs/new.md"}
     reader = GitTreeReader(target, head, asked)
     assert reader.known is not None and "aten/src/ATen/native/x.cpp" not in reader.entries  # not listed

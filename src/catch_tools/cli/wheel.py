@@ -17,19 +17,21 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from catch_tools import paths
 from catch_tools.clikit import parser, setup_logging
 from catch_tools.errors import UserError
-from catch_tools.paths import cache_dir, patches_dir, repo_root
+from catch_tools.paths import cache_dir, repo_root
 from catch_tools.pin import Pin, load_pin, manifest_path
 from catch_tools.progress import progress
+from catch_tools.userfiles import output_dir
 from catch_tools.wheel import source as source_mode
-from catch_tools.wheel.overlay import BuildResult, build_overlay, check_output_dir
+from catch_tools.wheel.overlay import BuildResult, build_overlay
 from catch_tools.wheel.sources import backend_build_command, backend_wheel, upstream_wheel
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(prog: str = "build_wheel.py") -> argparse.ArgumentParser:
     p = parser(
-        "build_wheel.py",
+        prog,
         "Build the combined wheel torch-<wheel_version>.catch<N>-<tags>.whl: the pinned upstream wheel + the series + "
         "the Catch backend (overlay mode), or from the pytorch/ checkout (--from-source).",
         ["scripts/build_wheel.py", "scripts/build_wheel.py --catch-wheel dist/torch_mlu-0.1.0-py3-none-any.whl",
@@ -39,8 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--upstream-wheel", type=Path,
                    help="the pinned upstream torch wheel (default: pip download, cached)")
     p.add_argument("--catch-wheel", type=Path, help="a prebuilt torch_mlu wheel (default: build catch/ with pip)")
-    p.add_argument("--patches-dir", "--patches", dest="patches", metavar="DIR", type=Path,
-                   help="the series directory (default: <repo>/patches; --patches is the old name)")
+    p.add_argument("--patches-dir", metavar="DIR", type=Path, help="the series directory (default: <repo>/patches)")
     p.add_argument("--out", type=Path, help="output directory (default: <repo>/dist)")
     p.add_argument("--reverify", action="store_true",
                    help="verify the upstream wheel's RECORD hashes even if this exact file was verified before")
@@ -59,26 +60,26 @@ def _report(result: BuildResult) -> None:
           f"verification {t['verify_wait']:.2f} s, total {t['total']:.2f} s")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "build_wheel.py") -> int:
     """Parse ``argv`` and build; returns the exit status. Raises UserError on bad input (see module doc)."""
-    args = _parser().parse_args(argv)
+    args = _parser(prog).parse_args(argv)
     setup_logging(args)
     root = repo_root()
-    series_dir = args.patches or patches_dir()
-    pin = load_pin(manifest_path(root) if args.patches is None else series_dir / "manifest.toml",
+    patches_dir = args.patches_dir or paths.patches_dir()
+    pin = load_pin(manifest_path(root) if args.patches_dir is None else patches_dir / "manifest.toml",
                    option="--patches-dir DIR holding the series and its manifest.toml")
     out = args.out or root / "dist"
     if args.dry_run and not args.from_source:
         raise UserError("--dry-run only applies to --from-source")
-    check_output_dir(out)
+    output_dir(out, "--out", create=False)
     if args.from_source:
         return _from_source(args, pin, root, out)
     with tempfile.TemporaryDirectory(prefix="catch-backend-") as tmp:
         up = upstream_wheel(args.upstream_wheel, pin)
         with progress("building the combined wheel") as shown:
             be = backend_wheel(args.catch_wheel, root / "catch", Path(tmp), progress=shown)
-            result = build_overlay(upstream_wheel=up, backend_wheel=be, series_dir=series_dir, pin=pin, out_dir=out,
-                                   verify_cache=not args.reverify, progress=shown.line)
+            result = build_overlay(upstream_wheel=up, backend_wheel=be, patches_dir=patches_dir, pin=pin,
+                                   out_dir=out, verify_cache=not args.reverify, progress=shown)
     _report(result)
     return 0
 
@@ -111,8 +112,9 @@ def _from_source(args: argparse.Namespace, pin: Pin, root: Path, out: Path) -> i
         raise UserError("the source build produced no torch wheel", path=build_dir)
     with progress("adding Catch to the built wheel") as shown:
         be = backend_wheel(args.catch_wheel, root / "catch", build_dir / "catch", progress=shown)
-        result = build_overlay(upstream_wheel=built[-1], backend_wheel=be, series_dir=args.patches or patches_dir(),
-                               pin=pin, out_dir=out, expected_commit=source_mode.head_commit(source),
-                               verify_cache=False, apply_series=False, progress=shown.line)
+        result = build_overlay(upstream_wheel=built[-1], backend_wheel=be,
+                               patches_dir=args.patches_dir or paths.patches_dir(), pin=pin, out_dir=out,
+                               expected_commit=source_mode.head_commit(source), verify_cache=False,
+                               apply_series=False, progress=shown)
     _report(result)
     return 0
