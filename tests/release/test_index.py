@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from catch_tools.errors import UserError
-from catch_tools.release import index, servers
+from catch_tools.release import index, servers, wheel_check
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NAME = "catch_probe-1.0-py3-none-any.whl"
@@ -70,7 +70,7 @@ def published(tmp_path: Path):
 def tamper(root: Path) -> str:
     """Replace the published file with another valid wheel of the same name (as a compromised mirror would)."""
     wheel = make_wheel(root / "files" / NAME, "VALUE = 'tampered'\n")
-    return index.sha256_file(wheel)
+    return wheel_check.sha256_file(wheel)
 
 
 def test_pages_carry_sha256_and_requires_python(published, tmp_path: Path) -> None:
@@ -80,7 +80,7 @@ def test_pages_carry_sha256_and_requires_python(published, tmp_path: Path) -> No
     assert sha == hashlib.sha256((tmp_path / "dist" / NAME).read_bytes()).hexdigest()
     got = pip_download(url, tmp_path / "got")
     assert got.returncode == 0, got.stderr
-    assert index.sha256_file(tmp_path / "got" / NAME) == sha
+    assert wheel_check.sha256_file(tmp_path / "got" / NAME) == sha
 
 
 def test_tampered_wheel_is_refused_with_the_hash_error(published, tmp_path: Path) -> None:
@@ -101,7 +101,7 @@ def test_without_the_fragments_the_tampered_wheel_gets_in(published, tmp_path: P
     assert "#sha256=" not in (root / "simple" / "catch-probe" / "index.html").read_text()
     got = pip_download(url, tmp_path / "got")
     assert got.returncode == 0, got.stderr
-    assert index.sha256_file(tmp_path / "got" / NAME) == bad
+    assert wheel_check.sha256_file(tmp_path / "got" / NAME) == bad
 
 
 def test_requires_python_is_read_from_the_page(published, tmp_path: Path) -> None:
@@ -118,7 +118,7 @@ def test_a_published_file_never_changes(tmp_path: Path) -> None:
     assert index.publish(wheel, root) == first  # the same bytes again: nothing changes
     with pytest.raises(UserError, match="already published with other bytes"):
         index.publish(make_wheel(tmp_path / "b" / NAME, "VALUE = 2\n"), root)
-    assert index.sha256_file(root / "files" / NAME) == first.sha256
+    assert wheel_check.sha256_file(root / "files" / NAME) == first.sha256
 
 
 def test_cli_bad_input_is_one_line(tmp_path: Path) -> None:

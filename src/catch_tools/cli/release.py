@@ -22,8 +22,9 @@ from packaging.utils import parse_wheel_filename
 from catch_tools import clikit
 from catch_tools.clikit import Command, dispatch
 from catch_tools.release import rehearsal
-from catch_tools.release.index import check_wheel, publish_all
+from catch_tools.release.index import publish_all
 from catch_tools.release.rehearsal import Rehearsal, Step
+from catch_tools.release.wheel_check import check_wheel
 
 PUBLISH_EXAMPLES = (
     "scripts/publish_index.py dist/torch-2.13.0+cpu.catch1-*.whl --index-dir /srv/index",

@@ -18,10 +18,10 @@ MATCH THE HASHES"). Publishing is append-only, like PyPI: a file name already pu
 
 Rules of publishing:
 
-- only wheels that are what their name says are published (:func:`check_wheel`): a valid wheel file name (PEP 427)
-  made only of the characters of the wheel-name grammar and in its normal form (:func:`normalized_wheel_filename`),
-  one ``.dist-info`` whose METADATA ``Name``/``Version`` and WHEEL ``Tag`` lines agree with the file name, and a
-  RECORD that lists and matches every member;
+- only wheels that are what their name says are published (:func:`~.wheel_check.check_wheel`): a valid wheel
+  file name (PEP 427) made only of the characters of the wheel-name grammar and in its normal form, one
+  ``.dist-info`` whose METADATA ``Name``/``Version`` and WHEEL ``Tag`` lines agree with the file name, and a RECORD
+  that lists and matches every member;
 - append-only holds for what a name means, not its spelling: a wheel whose project, version, build tag and tags are
   those of a published file of another spelling (published before names had to be normal) is refused;
 - every wheel is checked, and the index read, before anything is written; a refused publish changes nothing;
@@ -52,20 +52,21 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from email.parser import HeaderParser
 from pathlib import Path
 from urllib.parse import quote
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.tags import Tag
-from packaging.utils import BuildTag, NormalizedName, canonicalize_name, parse_wheel_filename
-from packaging.version import Version
+from packaging.utils import NormalizedName, parse_wheel_filename
 
 from catch_tools.errors import UserError
+from catch_tools.release.wheel_check import (
+    CheckedWheel,
+    check_wheel,
+    check_wheel_filename,
+    requires_python,
+    sha256_file,
+    wheel_metadata,
+)
 from catch_tools.userfiles import decode_utf8, exclusive_lock, write_atomic
-from catch_tools.wheel.metadata import check_wheel_identity, dist_info_dir, member_text
-from catch_tools.wheel.record import check_listing, parse_record, verify_members
-from catch_tools.wheel.zipraw import RawZipReader
 
 _PAGE = """<!DOCTYPE html>
 <html>
@@ -83,7 +84,6 @@ _PAGE = """<!DOCTYPE html>
 #: The characters of the wheel-name grammar (PEP 427 escaped names and tags ``[A-Za-z0-9_.]``, PEP 440 versions
 #: adding ``!`` and ``+``, ``-`` between the components). ``parse_wheel_filename`` accepts more (any character in a
 #: tag, Unicode letters in the name); none of those can be in a valid wheel, and all are unsafe in a URL or a page.
-_WHEEL_NAME = re.compile(r"[A-Za-z0-9._!+-]+\.whl")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 #: The lock file every publish holds, in the index root.
 LOCK_NAME = ".catch-index.lock"
@@ -99,159 +99,6 @@ class IndexFile:
     sha256: str
     requires_python: str | None
     metadata_sha256: str | None
-
-
-@dataclass(frozen=True)
-class CheckedWheel:
-    """A wheel :func:`check_wheel` accepted: its path, project (canonical name), version, the sha256 (hex) of the
-    bytes checked, its METADATA bytes and Requires-Python."""
-
-    path: Path
-    project: NormalizedName
-    version: Version
-    sha256: str
-    metadata: bytes
-    requires_python: str | None
-
-    def entry(self) -> IndexFile:
-        """Its index entry."""
-        return IndexFile(self.path.name, self.sha256, self.requires_python, hashlib.sha256(self.metadata).hexdigest())
-
-
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of ``path``'s bytes, read in 1 MiB chunks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def check_wheel_filename(wheel: Path) -> tuple[NormalizedName, Version, BuildTag, frozenset[Tag]]:
-    """The parts of a wheel file name (``packaging.utils.parse_wheel_filename``) once it is known to be safe.
-
-    Raises:
-        UserError: not a valid wheel file name (PEP 427), or a character outside the wheel-name grammar (letters,
-            digits, ``. _ ! + -``) that ``parse_wheel_filename`` lets through (e.g. ``"<>`` or a newline in a tag).
-            The name is quoted (``repr``) in the message, which names the directory.
-    """
-    name = wheel.name
-    if not _WHEEL_NAME.fullmatch(name):
-        raise UserError(f"{name!r} is not a valid wheel file name: only letters, digits and . _ ! + - may appear "
-                        "(PEP 427)", path=wheel.parent)
-    try:
-        return parse_wheel_filename(name)
-    except ValueError as err:  # InvalidWheelFilename, an invalid version
-        raise UserError(f"{name!r} is not a valid wheel file name: {err}", path=wheel.parent) from None
-
-
-def normalized_wheel_filename(name: str) -> str:
-    """The normal form of the valid wheel file name ``name`` (``torch-2.13.00+CPU.catch1-…`` ->
-    ``torch-2.13.0+cpu.catch1-…``).
-
-    Rules (binary distribution format spec, "Escaping and Unicode"): the project name canonicalised
-    (``packaging.utils.canonicalize_name``) with ``-`` written ``_``; the version in PEP 440 normal form
-    (``str(packaging.version.Version)``); the build tag as ``packaging`` reads it (its number, then its text); the
-    tags in lower case (``packaging.tags.Tag`` compares them so), in the order given.
-
-    Raises:
-        ValueError: ``name`` is not a valid wheel file name (``packaging.utils.parse_wheel_filename``).
-    """
-    project, version, build, _tags = parse_wheel_filename(name)
-    parts = name[: -len(".whl")].split("-")
-    fields = [canonicalize_name(project).replace("-", "_"), str(version)]
-    if build:
-        fields.append(f"{build[0]}{build[1]}")
-    return "-".join([*fields, *(part.lower() for part in parts[-3:])]) + ".whl"
-
-
-def _regular_file(path: Path, what: str) -> os.stat_result:
-    """``os.stat`` of ``path``, which must be a regular file (a FIFO or device is refused, never opened)."""
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        raise UserError(f"no such {what}", path=path) from None
-    except OSError as err:
-        raise UserError(f"cannot read: {err.strerror}", path=path) from None
-    if not stat.S_ISREG(st.st_mode):
-        raise UserError(f"not a regular file: a {what} must be a file", path=path)
-    return st
-
-
-def _headers(text: str) -> dict[str, list[str]]:
-    message = HeaderParser().parsestr(text, headersonly=True)
-    fields: dict[str, list[str]] = {}
-    for key, value in message.items():
-        fields.setdefault(key.lower(), []).append(str(value).strip())
-    return fields
-
-
-def requires_python(metadata: bytes) -> str | None:
-    """The ``Requires-Python`` field of a METADATA file (None when absent)."""
-    value = HeaderParser().parsestr(metadata.decode("utf-8", "replace"), headersonly=True).get("Requires-Python")
-    return str(value).strip() if value else None
-
-
-def check_wheel(wheel: Path) -> CheckedWheel:
-    """Check that ``wheel`` is what its file name says, and return what the index needs of it.
-
-    Rules: the file name is valid and safe (:func:`check_wheel_filename`) and in its normal form
-    (:func:`normalized_wheel_filename`: else one wheel name could be published twice, spelled twice); the wheel has
-    exactly one ``.dist-info`` directory, of the file name's project and version (PEP 427; pip refuses several);
-    its METADATA ``Name`` and ``Version`` equal the file name's (compared canonicalized / as PEP 440 versions: pip
-    refuses a wheel whose metadata version differs, "inconsistent version"), ``Requires-Python`` is a valid
-    specifier; its WHEEL file has ``Wheel-Version`` 1.x, ``Tag`` lines giving exactly the file name's tags and the
-    file name's build tag (PEP 427/491); RECORD lists every member with a matching sha256 and size (PEP 376).
-
-    Raises:
-        UserError: any rule broken (one line naming the wheel, or ``wheel!member`` and the line; a name not in its
-            normal form is told its normal form), a missing file or one that is not a regular file, or an
-            unreadable zip (the message of :class:`RawZipReader`).
-    """
-    project, version, build, tags = check_wheel_filename(wheel)
-    normal = normalized_wheel_filename(wheel.name)
-    if wheel.name != normal:
-        raise UserError(f"{wheel.name!r} is not a normalized wheel file name: rename it {normal!r} (binary "
-                        "distribution format spec: canonical project name, PEP 440 normal version, lower-case "
-                        "tags)", path=wheel.parent)
-    _regular_file(wheel, "wheel")
-    try:
-        reader = RawZipReader(wheel)
-    except UserError as err:
-        raise UserError(f"cannot read the wheel: {err.message}", path=wheel, exit_code=err.exit_code) from None
-    with reader:
-        dist_info = check_wheel_identity(reader)
-        meta_name, record_name = f"{dist_info}/METADATA", f"{dist_info}/RECORD"
-        if reader.get(record_name) is None:
-            raise UserError(f"the wheel has no {record_name}", path=wheel)
-        metadata = reader.read(meta_name)
-        where = f"{wheel}!{meta_name}"
-        python = next(iter(_headers(member_text(reader, meta_name)).get("requires-python", [])), None)
-        if python is not None:
-            try:
-                SpecifierSet(python)
-            except InvalidSpecifier:
-                raise UserError(f"invalid Requires-Python {python!r}", path=where) from None
-        rows = parse_record(member_text(reader, record_name), f"{wheel}!{record_name}")
-        check_listing(reader, rows, record_name)
-        verify_members(reader, rows, reader.members, record_name)
-        digest = hashlib.sha256(reader.mapping()).hexdigest()
-    return CheckedWheel(wheel, project, version, digest, metadata, python)
-
-
-def wheel_metadata(wheel: Path) -> bytes:
-    """The ``*.dist-info/METADATA`` bytes of ``wheel`` (no other check: for files already in the index).
-
-    Raises:
-        UserError: not a valid wheel file name, not a readable zip, or no single METADATA in its ``.dist-info``.
-    """
-    check_wheel_filename(wheel)
-    try:
-        reader = RawZipReader(wheel)
-    except UserError as err:
-        raise UserError(f"cannot read the wheel: {err.message}", path=wheel, exit_code=err.exit_code) from None
-    with reader:
-        return reader.read(f"{dist_info_dir(reader)}/METADATA")
 
 
 def _sums_path(published: Path) -> Path:
@@ -454,7 +301,7 @@ def _copy_new(wheel: CheckedWheel, dest: Path) -> None:
 
 
 def _check_all(wheels: Sequence[Path]) -> dict[str, CheckedWheel]:
-    """Check every wheel (:func:`check_wheel`), by file name in the order given. Reads no index.
+    """Check every wheel (:func:`~.wheel_check.check_wheel`), by file name in the order given. Reads no index.
 
     Raises:
         UserError: a wheel refused, or one file name given twice with other bytes.
@@ -498,7 +345,8 @@ def _plan(checked: dict[str, CheckedWheel], root: Path, warn: Warn
                 if companion.is_symlink() or (companion.exists() and not companion.is_file()):
                     raise UserError("not a regular file: remove it, it is in the way of publishing", path=companion)
             new.append(wheel)
-            entries[name] = wheel.entry()
+            entries[name] = IndexFile(wheel.path.name, wheel.sha256, wheel.requires_python,
+                                      hashlib.sha256(wheel.metadata).hexdigest())
             projects[name] = wheel.project
         elif published.sha256 != wheel.sha256:
             raise UserError(f"{name} is already published with other bytes (sha256 {published.sha256}); "
@@ -510,7 +358,7 @@ def _plan(checked: dict[str, CheckedWheel], root: Path, warn: Warn
 def publish_all(wheels: Sequence[Path], root: Path, *, warn: Warn = _warn_stderr) -> list[IndexFile]:
     """Add ``wheels`` to the static index at ``root`` and rewrite its pages; return their entries (in order).
 
-    Every wheel is checked (:func:`check_wheel`) before the index is touched; then, under the index's lock
+    Every wheel is checked (:func:`~.wheel_check.check_wheel`) before the index is touched; then, under the index's lock
     (:func:`_locked`: concurrent publishes run one after the other), the index is read and refusals decided before
     anything is written: a refused publish changes nothing. A new wheel is copied in (never linked: the caller's
     file may change later) and never replaces a file; once it is in, its METADATA and sha256 are recorded next to it;

@@ -41,7 +41,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from catch_tools.errors import UserError
-from catch_tools.release import index, servers
+from catch_tools.release import servers, wheel_check
 from catch_tools.release.images import ImageSteps
 from catch_tools.release.steps import REPO_ROOT, Report, Step, StepFailed, run_logged
 
@@ -127,10 +127,10 @@ class Rehearsal(ImageSteps):
             if len(links) != 1:
                 raise StepFailed(f"{url}: expected one link to {self.wheel.name}, found {len(links)}")
             href = links[0]["href"] or ""
-            want = index.sha256_file(self.wheel)
+            want = wheel_check.sha256_file(self.wheel)
             if not href.endswith(f"#sha256={want}"):
                 raise StepFailed(f"{url}: link {href!r} lacks #sha256={want}")
-            want_rp = index.requires_python(index.wheel_metadata(self.wheel))
+            want_rp = wheel_check.requires_python(wheel_check.wheel_metadata(self.wheel))
             if links[0].get("data-requires-python") != want_rp:
                 raise StepFailed(f"{url}: data-requires-python {links[0].get('data-requires-python')!r}, "
                                  f"the wheel says {want_rp!r}")
