@@ -6,11 +6,15 @@ Every demo runs the same code on each device named by ``--device`` (``both`` = `
 with the metric and the time per step of each device side by side, and writes the full record (losses per step,
 metrics, fallbacks) as JSON to ``--result`` (default ``examples/results/<demo>.json``, ignored by git); the terminal
 gets one line naming that file. Tests and CI read the file.
+
+The digits demos load scikit-learn's digits through :func:`load_digits`, the one place that imports scikit-learn: a
+missing optional package (scikit-learn, matplotlib: :func:`require`) is one ``error:`` line saying what to install.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import statistics
 import sys
@@ -18,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import torch
@@ -30,6 +35,33 @@ DEVICE_CHOICES = "mlu, cpu, both (= mlu,cpu), mlu:N or a comma-separated list su
 
 class DemoError(Exception):
     """A bad command line or environment; ``run`` prints it as one ``error: ...`` line and exits with status 2."""
+
+
+def script_name() -> str:
+    """The demo as the user named it (``examples/train_digits.py``): the script path on the command line."""
+    script = sys.argv[0] if sys.argv and sys.argv[0] else ""
+    return script if script.endswith(".py") else "this demo"
+
+
+def require(module: str, package: str, purpose: str) -> ModuleType:
+    """``import module`` (installed by the pip package ``package``, which the demo needs for ``purpose``).
+
+    Raises DemoError, one line saying what to install (``examples/train_digits.py needs scikit-learn for its
+    dataset: pip install scikit-learn``) when it cannot be imported; the import error is appended when the package is
+    there but fails to import.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        absent = isinstance(exc, ModuleNotFoundError) and exc.name == module.split(".")[0]
+        why = "" if absent else f" (importing {module} failed: {' '.join(str(exc).split())})"
+        raise DemoError(f"{script_name()} needs {package} for {purpose}: pip install {package}{why}") from None
+
+
+def load_digits() -> Any:
+    """scikit-learn's digits (``sklearn.datasets.load_digits()``: 1,797 8x8 images, 0..16, with labels; they ship
+    with scikit-learn, nothing is downloaded). DemoError when scikit-learn is missing (:func:`require`)."""
+    return require("sklearn.datasets", "scikit-learn", "its dataset").load_digits()
 
 
 def add_common_args(parser: argparse.ArgumentParser, steps: int | None, device: str = "both",

@@ -24,6 +24,7 @@ import torch
 from torch.cuda import _memory_viz
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _demo import require, run  # noqa: E402
 from train_digits import DigitsCNN, load_data  # noqa: E402
 
 
@@ -92,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--png", action="store_true", help="also draw snapshot.png (needs matplotlib)")
     args = ap.parse_args(argv)
+    if args.png:
+        require("matplotlib", "matplotlib", "--png")  # checked before the training steps, not after
     args.out_dir.mkdir(parents=True, exist_ok=True)
     snap = record(args.steps)
     with open(args.out_dir / "snapshot.pickle", "wb") as f:
@@ -105,4 +108,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(main))

@@ -32,6 +32,7 @@ from _demo import (
     check_positive,
     emit_result,
     fallbacks,
+    load_digits,
     parse_devices,
     print_summary,
     reset_fallbacks,
@@ -46,8 +47,6 @@ def load_digits_split(seed: int, test_fraction: float = 0.2) -> tuple[torch.Tens
     ``x`` is float32 (N, 1, 8, 8) scaled to [0, 1] (the raw pixels are 0..16), ``y`` int64 (N,) in 0..9; the split is
     a permutation drawn from ``seed`` (1,437 train / 360 test images with the default fraction).
     """
-    from sklearn.datasets import load_digits
-
     digits = load_digits()
     x = torch.tensor(digits.images, dtype=torch.float32).unsqueeze(1) / 16.0
     y = torch.tensor(digits.target, dtype=torch.int64)

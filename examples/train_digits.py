@@ -30,6 +30,7 @@ from _demo import (  # noqa: E402
     check_positive,
     emit_result,
     fallbacks,
+    load_digits,
     parse_devices,
     print_summary,
     reset_fallbacks,
@@ -40,8 +41,6 @@ from _demo import (  # noqa: E402
 
 def load_data(seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Digits as (N, 1, 8, 8) float32 in [0, 1] plus int64 labels; 80/20 split shuffled by ``seed``."""
-    from sklearn.datasets import load_digits
-
     digits = load_digits()
     x = torch.tensor(digits.images, dtype=torch.float32).unsqueeze(1) / 16.0
     y = torch.tensor(digits.target, dtype=torch.int64)

@@ -41,7 +41,9 @@ $tool scripts/apply_patches.py status --source "$tree"
 
 step "3/5 combined wheel (overlay build: upstream wheel + series + torch_mlu)"
 upstream=$($tool scripts/upstream.py wheel)
-$tool scripts/build_wheel.py --upstream-wheel "$upstream" --out dist
+# -v: the backend's compile steps ([n/N] from ninja) show as they run even without a terminal (piped to tee, CI);
+# on a terminal they are the live progress line
+$tool scripts/build_wheel.py -v --upstream-wheel "$upstream" --out dist
 wheel=$(ls -t dist/torch-*catch*.whl | head -n 1)
 echo "built $wheel"
 

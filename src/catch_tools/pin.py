@@ -74,8 +74,17 @@ def load_pin(path: Path | None = None, *, option: str | None = None) -> Pin:
             TOML syntax error (with line), missing key, or a malformed commit/version.
     """
     path = path or manifest_path()
+    return parse_pin(read_manifest(path, option=option), path)
+
+
+def read_manifest(path: Path, *, option: str | None = None) -> str:
+    """The text of the manifest ``path``, read as :func:`load_pin` reads it (``option`` as there).
+
+    Raises:
+        UserError: missing file, not a regular file, unreadable, or a byte that is not UTF-8 (with its line).
+    """
     try:
-        text = read_utf8_file(path, "the pin manifest")
+        return read_utf8_file(path, "the pin manifest")
     except FileNotFoundError:
         advice = f"pass {option}, or run from" if option else "run from"
         raise UserError(f"pin manifest not found: {advice} a Catch checkout (patches/manifest.toml)",
@@ -84,7 +93,6 @@ def load_pin(path: Path | None = None, *, option: str | None = None) -> Pin:
         raise UserError("is a directory, expected the pin manifest file (manifest.toml)", path=path) from None
     except OSError as err:
         raise UserError(f"cannot read the pin manifest: {err.strerror}", path=path) from None
-    return parse_pin(text, path)
 
 
 def _key_line(text: str, section: str, key: str | None = None) -> int | None:
@@ -109,15 +117,34 @@ def _key_line(text: str, section: str, key: str | None = None) -> int | None:
 def parse_pin(text: str, path: str | Path) -> Pin:
     """Validate manifest ``text`` (read from ``path``, named in errors) as :func:`load_pin` does; no file is read.
 
-    Every error is one line naming ``path`` and, when the key is in the file, its line: ``[upstream]`` and
-    ``[series]`` must be tables; ``repository``, ``tag``, ``commit``, ``wheel_version`` strings; ``commit`` 40
-    lowercase hex digits; ``wheel_version`` a PEP 440 version written in its normal form (``str(Version(v)) == v``,
+    Raises:
+        UserError: the first of :func:`pin_problems` (TOML syntax error, missing table or key, a malformed value),
+            one line naming ``path`` and, when the key is in the file, its line.
+    """
+    problems, pin = _check(text, path)
+    if problems:
+        raise problems[0]
+    assert pin is not None
+    return pin
+
+
+def pin_problems(text: str, path: str | Path) -> list[UserError]:
+    """Every problem of manifest ``text`` (read from ``path``) that :func:`parse_pin` refuses, in file order of the
+    keys; empty when the manifest is valid. ``scripts/apply_patches.py lint`` reports them all, the loader the first.
+
+    The rules, each problem one line naming ``path`` and, when the key is in the file, its line: valid TOML;
+    ``[upstream]`` and ``[series]`` tables; ``repository``, ``tag``, ``commit``, ``wheel_version`` strings;
+    ``repository`` not empty, without whitespace; ``tag`` a git tag name (``refs/tags/<tag>``: letters, digits and
+    ``._+-``, not starting with ``-`` or ``.``, no ``..``, not ending in ``.`` or ``.lock``); ``commit`` 40 lowercase
+    hex digits; ``wheel_version`` a PEP 440 version written in its normal form (``str(Version(v)) == v``,
     packaging's normalization: no surrounding whitespace or line break, ``2.13.0rc1`` not ``2.13.0-rc1``);
     ``[series] version`` a positive integer (not a string, float or boolean).
-
-    Raises:
-        UserError: TOML syntax error (with line), missing key, or a malformed commit/version.
     """
+    return _check(text, path)[0]
+
+
+def _check(text: str, path: str | Path) -> tuple[list[UserError], Pin | None]:
+    """(:func:`pin_problems`, the pin when there are none)."""
     import tomllib  # imported here (as packaging below): a CLI that reads no TOML does not pay for it
 
     from packaging.version import InvalidVersion, Version
@@ -125,50 +152,76 @@ def parse_pin(text: str, path: str | Path) -> Pin:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise toml_error(err, path) from None
+        return [toml_error(err, path)], None
+    problems: list[UserError] = []
+
+    def problem(message: str, section: str, key: str | None = None) -> None:
+        problems.append(UserError(message, path=path, line=_key_line(text, section, key)))
+
     tables: dict[str, dict[str, object]] = {}
     for section in ("upstream", "series"):
         table = data.get(section)
         if table is None:
-            raise UserError(f"missing table [{section}] (see patches/manifest.toml in the repository for the shape)",
-                            path=path)
-        if not isinstance(table, dict):
-            raise UserError(f"{section} must be a table ([{section}] with keys), got {type(table).__name__}",
-                            path=path, line=_key_line(text, section))
-        tables[section] = table
+            problems.append(UserError(f"missing table [{section}] (see patches/manifest.toml in the repository for "
+                                      "the shape)", path=path))
+        elif not isinstance(table, dict):
+            problem(f"{section} must be a table ([{section}] with keys), got {type(table).__name__}", section)
+        else:
+            tables[section] = table
 
-    def value(section: str, key: str, kind: type, what: str) -> object:
+    def value(section: str, key: str, kind: type, what: str) -> object | None:
+        if section not in tables:
+            return None  # reported above
         table = tables[section]
         if key not in table:
-            raise UserError(f"missing key {key!r} in [{section}]", path=path, line=_key_line(text, section))
+            problem(f"missing key {key!r} in [{section}]", section)
+            return None
         got = table[key]
         if not isinstance(got, kind) or isinstance(got, bool):
-            raise UserError(f"{section}.{key} must be {what}, got {got!r}", path=path,
-                            line=_key_line(text, section, key))
+            problem(f"{section}.{key} must be {what}, got {got!r}", section, key)
+            return None
         return got
 
-    strings = {key: str(value("upstream", key, str, "a string"))
-               for key in ("repository", "tag", "commit", "wheel_version")}
+    repository = value("upstream", "repository", str, "a string")
+    if isinstance(repository, str) and (not repository or repository.split() != [repository]):
+        problem(f"upstream.repository must be a git URL or path without whitespace, got {repository!r}",
+                "upstream", "repository")
+    tag = value("upstream", "tag", str, "a string")
+    if isinstance(tag, str) and not _is_tag_name(tag):
+        problem(f"upstream.tag must be a git tag name (e.g. v2.13.0), got {tag!r}", "upstream", "tag")
+    commit = value("upstream", "commit", str, "a string")
+    if isinstance(commit, str) and not _HEX40.match(commit):
+        problem(f"upstream.commit must be 40 lowercase hex digits, got {commit!r}", "upstream", "commit")
+    wheel_version = value("upstream", "wheel_version", str, "a string")
+    if isinstance(wheel_version, str):
+        try:
+            normal: str | None = str(Version(wheel_version))
+        except InvalidVersion:
+            normal = None
+        if normal != wheel_version:
+            # packaging strips surrounding whitespace and accepts other spellings ("v2.13.0", "2.13.0-rc1"); the
+            # wheel file name and METADATA are built from the text as written, so it must be the normal form
+            hint = f" (write {normal!r})" if normal is not None else ""
+            problem(f"upstream.wheel_version must be a PEP 440 version in normal form, got {wheel_version!r}{hint}",
+                    "upstream", "wheel_version")
     version = value("series", "version", int, "a positive integer (e.g. version = 1)")
-    assert isinstance(version, int)
-    if version < 1:
-        raise UserError(f"series.version must be a positive integer, got {version}", path=path,
-                        line=_key_line(text, "series", "version"))
-    pin = Pin(series_version=version, **strings)
-    if not _HEX40.match(pin.commit):
-        raise UserError(f"upstream.commit must be 40 lowercase hex digits, got {pin.commit!r}", path=path,
-                        line=_key_line(text, "upstream", "commit"))
-    try:
-        normal = str(Version(pin.wheel_version))
-    except InvalidVersion:
-        normal = None
-    if normal != pin.wheel_version:
-        # packaging strips surrounding whitespace and accepts other spellings ("v2.13.0", "2.13.0-rc1"); the wheel
-        # file name and METADATA are built from the text as written, so it must be the version's normal form
-        hint = f" (write {normal!r})" if normal is not None else ""
-        raise UserError(f"upstream.wheel_version must be a PEP 440 version in normal form, got "
-                        f"{pin.wheel_version!r}{hint}", path=path, line=_key_line(text, "upstream", "wheel_version"))
-    return pin
+    if isinstance(version, int) and version < 1:
+        problem(f"series.version must be a positive integer, got {version}", "series", "version")
+    if problems:
+        return problems, None
+    assert isinstance(repository, str) and isinstance(tag, str) and isinstance(commit, str)
+    assert isinstance(wheel_version, str) and isinstance(version, int)
+    return [], Pin(repository=repository, tag=tag, commit=commit, wheel_version=wheel_version,
+                   series_version=version)
+
+
+_TAG = re.compile(r"^[A-Za-z0-9_+][A-Za-z0-9._+-]*$")
+
+
+def _is_tag_name(tag: str) -> bool:
+    """Whether ``refs/tags/<tag>`` is a valid one-component git ref name (git-check-ref-format(1), restricted to the
+    characters release tags use)."""
+    return bool(_TAG.match(tag)) and ".." not in tag and not tag.endswith((".", ".lock"))
 
 
 def update_pin(path: Path, **changes: str | int) -> None:

@@ -111,7 +111,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_lint(args: argparse.Namespace) -> int:
-    problems = lint_series(_patches_dir(args))
+    patches = _patches_dir(args)
+    problems = lint_series(patches, pin=Path(args.pin) if args.pin else patches / MANIFEST_NAME)
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
     if not problems:
@@ -181,7 +182,8 @@ def build_parser(prog: str = "apply_patches.py") -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_export)
     p = _sub(sub, "lint", [common], "static checks of patches/",
              "Series and files agree, headers present, patches parse, every diff header field and hunk count git "
-             "apply validates is valid, no hunk undercounts its body, no path escapes.")
+             "apply validates is valid, no hunk undercounts its body, no path escapes; the pin manifest (--pin, "
+             "else <patches-dir>/manifest.toml) exists and every key is valid.")
     p.set_defaults(func=_cmd_lint)
     return parser
 

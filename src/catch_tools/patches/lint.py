@@ -13,7 +13,9 @@
 * headers: ``Upstream-Status`` with the Yocto vocabulary (Pending, Submitted [where], Backport [commit], Denied,
   Inappropriate [why], Inactive-Upstream [why] -- docs.yoctoproject.org, "Patch Upstream Status"), and
   ``Catch-Test: tests/<path>.py::<test>`` naming a test that exists (checked when the repository's ``tests/`` is
-  next to ``patches/``).
+  next to ``patches/``);
+* the pin ``manifest.toml`` (when the series directory has one, or when the caller names it): every problem
+  :func:`catch_tools.pin.load_pin` refuses (:func:`catch_tools.pin.pin_problems`), each with file:line.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from catch_tools.errors import UserError
 from catch_tools.patches.model import FileChange, Patch
 from catch_tools.patches.parse import display_path, patch_diff_problems
 from catch_tools.patches.series import NON_PATCH_FILES, SERIES_NAME, Series
+from catch_tools.pin import MANIFEST_NAME, pin_problems, read_manifest
 
 UPSTREAM_STATUS_RE = re.compile(
     r"^(Pending|Denied|Submitted \[[^\]]+\]|Backport \[[^\]]+\]|Inappropriate \[[^\]]+\]"
@@ -66,10 +69,29 @@ def _check_test(value: str, line: int, file: str, repo: Path | None) -> list[Lin
     return []
 
 
-def lint_series(series: Series | Path, *, repo: Path | None = None) -> list[LintProblem]:
+def lint_manifest(path: Path) -> list[LintProblem]:
+    """Every problem of the pin manifest ``path`` that :func:`catch_tools.pin.load_pin` refuses, a missing or
+    unreadable file included (empty list = valid)."""
+    file = display_path(path)
+    try:
+        text = read_manifest(path, option="--pin FILE")
+    except UserError as err:
+        return [LintProblem(file, err.line, err.message)]
+    return [LintProblem(file, err.line, err.message) for err in pin_problems(text, file)]
+
+
+def lint_series(series: Series | Path, *, repo: Path | None = None, pin: Path | None = None) -> list[LintProblem]:
     """All problems of the series (a :class:`~catch_tools.patches.series.Series`, or its ``patches/`` directory;
     empty list = clean). ``repo`` is where ``Catch-Test`` paths are resolved (default: the parent of the series
-    directory)."""
+    directory). ``pin`` is the series' pin manifest, which must exist (default: ``<directory>/manifest.toml``,
+    linted when it exists: a series can be used with ``--pin FILE`` or ``--base REF`` instead)."""
+    directory = series.directory if isinstance(series, Series) else series
+    manifest = pin if pin is not None else directory / MANIFEST_NAME
+    pin_found = lint_manifest(manifest) if pin is not None or manifest.exists() or manifest.is_symlink() else []
+    return _lint_patches(series, repo) + pin_found
+
+
+def _lint_patches(series: Series | Path, repo: Path | None) -> list[LintProblem]:
     if not isinstance(series, Series):
         directory = series
         try:

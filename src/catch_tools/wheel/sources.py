@@ -38,9 +38,18 @@ def backend_build_command(catch_dir: Path, out_dir: Path) -> list[str]:
 _NINJA_STEP = re.compile(r"^\[(\d+)/(\d+)\] (?:Building \w+ object \S*?\.dir/(\S+?)\.o$|(.*))")
 
 
+def ninja_step(line: str) -> str | None:
+    """``[n/N] <what>`` of a ninja status line in the build's output (the source file of a compile step, else
+    ninja's own description), or None for any other line (pip's, CMake's, the compiler's)."""
+    step = _NINJA_STEP.match(line.strip())
+    return f"[{step.group(1)}/{step.group(2)}] {step.group(3) or step.group(4)}" if step else None
+
+
 def backend_wheel(path: Path | None, catch_dir: Path, out_dir: Path, progress: Reporter | None = None) -> Path:
     """``path`` if given, else build ``catch_dir`` into ``out_dir`` with :func:`backend_build_command`, reporting
-    each compile step on ``progress`` (:mod:`catch_tools.progress`; default: the log only).
+    each compile step (:func:`ninja_step`) on ``progress`` (:mod:`catch_tools.progress`; default: the log only): the
+    live line of the display on a terminal, else one INFO line per step (shown with ``-v``: a CI log or a piped run
+    shows the build moving too).
 
     Raises:
         UserError: ``path`` missing, ``catch_dir`` has no ``pyproject.toml``, or the build fails (last line of its
@@ -65,10 +74,9 @@ def backend_wheel(path: Path | None, catch_dir: Path, out_dir: Path, progress: R
         assert proc.stdout is not None
         for line in proc.stdout:
             lines.append(line)
-            step = _NINJA_STEP.match(line.strip())
+            step = ninja_step(line)
             if step:  # one short line per compile/link step: the build is visibly moving
-                what = step.group(3) or step.group(4)
-                shown.step(f"building the Catch backend: [{step.group(1)}/{step.group(2)}] {what}")
+                (shown.step if shown.shown else shown.line)(f"building the Catch backend: {step}")
     log.write_text("".join(lines), encoding="utf-8")
     built = sorted(out_dir.glob("torch_mlu-*.whl"))
     if proc.returncode != 0 or not built:
