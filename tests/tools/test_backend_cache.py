@@ -249,3 +249,42 @@ def test_the_lock_serializes_builds_and_a_waiter_reuses_the_wheel(tmp_path: Path
     assert [proc.returncode for proc in other] == [0, 0], outs
     spans = sorted(tuple(map(float, line.split())) for line in builds.read_text().splitlines()[1:])
     assert len(spans) == 2 and spans[0][1] <= spans[1][0]  # two builds, never at the same time
+
+
+def catch_cli(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")]),
+                **(env or {}))
+    return subprocess.run([sys.executable, "-m", "catch_tools.cli", "backend", *map(str, args)], capture_output=True,
+                          text=True, check=False, env=full, timeout=300)
+
+
+def test_cli_prints_the_path_on_one_line_and_installs(tmp_path: Path, builds: Path) -> None:
+    pytest.importorskip("torch")  # the key is the installed torch's version (read from its metadata)
+    catch = project(tmp_path / "checkout")
+    cache, site = tmp_path / "cache", tmp_path / "site"
+    env = {"CATCH_CACHE": str(cache), "COLUMNS": "40", "PIP_TARGET": str(site), "PIP_UPGRADE": "1",
+           "PIP_NO_INDEX": "1"}  # --target: a second install replaces only with --upgrade
+    first = catch_cli("--project", catch.parent, "--install", env=env)
+    assert first.returncode == 0, first.stderr
+    wheel = Path(first.stdout.strip())
+    assert first.stdout == f"{wheel}\n" and wheel.parent.parent == cache / "backend" and wheel.is_file()
+    assert (site / "torch_mlu" / "__init__.py").read_text() == "VALUE = 1\n"
+    (site / "torch_mlu" / "__init__.py").write_text("edited\n")
+    second = catch_cli("--project", catch.parent, "--install", "-v", env=env)
+    assert second.returncode == 0 and second.stdout == first.stdout and count(builds) == 1, second.stderr
+    assert f"reusing the cached backend wheel {wheel}" in second.stderr
+    assert (site / "torch_mlu" / "__init__.py").read_text() == "VALUE = 1\n"  # reinstalled
+
+
+def test_cli_without_the_backend_sources_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "catch").mkdir()
+    proc = catch_cli("--project", tmp_path, env={"CATCH_CACHE": str(tmp_path / "cache")})
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == f"error: {tmp_path / 'catch'}: no pyproject.toml: the Catch backend sources are missing\n"
+
+
+def test_cli_with_a_file_for_the_cache_is_one_line(tmp_path: Path) -> None:
+    project(tmp_path)
+    (tmp_path / "cache").write_text("not a directory\n")
+    proc = catch_cli("--project", tmp_path, env={"CATCH_CACHE": str(tmp_path / "cache")})
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1 and str(tmp_path / "cache") in proc.stderr
