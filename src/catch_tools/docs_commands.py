@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from catch_tools.errors import UserError
-from catch_tools.git import run_git
+from catch_tools.git import listed_files, run_git
 from catch_tools.pin import gitlink_commit
 
 COMMAND_LANG = "console"
@@ -193,9 +193,16 @@ def missing_lines(shown: list[str], output: str) -> list[str]:
 
 
 def _copy_list(root: Path) -> list[str]:
-    """Paths the sandbox gets: tracked and untracked-not-ignored files (``git ls-files -co --exclude-standard``)."""
-    out = run_git(root, "ls-files", "-z", "-co", "--exclude-standard").stdout
-    return [p for p in out.split("\0") if p]
+    """Paths the sandbox gets: tracked and untracked-not-ignored files (:func:`catch_tools.git.listed_files`).
+
+    Raises:
+        UserError: ``root`` is no git work tree.
+    """
+    listed = listed_files(root)
+    if listed is None:
+        raise UserError("not a git work tree: the docs sandbox copies the checkout's files as git lists them",
+                        path=root)
+    return listed
 
 
 def make_sandbox(root: Path, dest: Path) -> Path:

@@ -109,6 +109,17 @@ def git_out(cwd: Path, *args: str) -> str:
     return run_git(cwd, *args).stdout.strip()
 
 
+def listed_files(root: Path) -> list[str] | None:
+    """The files git sees under ``root``, relative to it: tracked and untracked-not-ignored (``git ls-files -z -co
+    --exclude-standard``, a tracked file deleted from the work tree included), or None when ``root`` is in no git
+    work tree (git missing, no repository, a bare one)."""
+    try:
+        proc = try_git(root, "ls-files", "-z", "-co", "--exclude-standard")
+    except OSError:  # no git executable
+        return None
+    return [p for p in proc.stdout.split("\0") if p] if proc.ok else None
+
+
 def locate(path: Path) -> tuple[bool, Path | None, Path | None, str]:
     """Where ``path`` stands in git: ``(bare, git_dir, top_of_work_tree, why_not)`` from one
     ``git rev-parse --is-bare-repository --absolute-git-dir --show-toplevel``. ``git_dir``/``top`` are None when git

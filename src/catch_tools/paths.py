@@ -11,7 +11,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from catch_tools.git import listed_files
 from catch_tools.userfiles import output_dir
+
+#: Path parts that are never sources: build outputs, caches, the version file the build generates.
+NOT_SOURCES = frozenset({"build", "__pycache__", "_version.py", ".git"})
 
 
 def repo_root() -> Path:
@@ -48,3 +52,18 @@ def cache_dir() -> Path:
     env = os.environ.get("CATCH_CACHE")
     option = "CATCH_CACHE" if env else "the cache directory ~/.cache/catch (or set CATCH_CACHE)"
     return output_dir(Path(env) if env else Path.home() / ".cache" / "catch", option)
+
+
+def source_files(root: Path) -> list[Path]:
+    """The source files under ``root``, sorted: the files git lists there (tracked and untracked-not-ignored,
+    :func:`catch_tools.git.listed_files`) or, outside a git work tree, every file; either way without build outputs
+    and caches (a path part in :data:`NOT_SOURCES` or ending in ``.egg-info``) and without listed files that are
+    gone from the work tree. What the backend cache (:func:`catch_tools.wheel.sources.backend_digest`) and the
+    upgrade's state (:func:`catch_tools.upgrade.state.sources_hash`) hash."""
+    listed = listed_files(root)
+    found = [root / rel for rel in listed] if listed is not None else [p for p in root.rglob("*")]
+    return sorted(path for path in found if path.is_file() and not _built(path.relative_to(root).parts))
+
+
+def _built(parts: tuple[str, ...]) -> bool:
+    return any(part in NOT_SOURCES or part.endswith(".egg-info") for part in parts)

@@ -13,6 +13,7 @@ export, lint
 rebase              :mod:`.rebase`               ``rebase.py``
 upgrade             :mod:`.upgrade`              ``upgrade.py``
 wheel               :mod:`.wheel`                ``build_wheel.py``
+backend             :mod:`.backend`              (none: ``catch backend``, what tox envs install)
 interfaces          :mod:`.interfaces`           ``check_native_interfaces.py``
 prove               :mod:`.prove`                ``prove_patches.py``
 upstream            :mod:`.upstream`             ``upstream.py``

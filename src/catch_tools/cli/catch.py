@@ -8,13 +8,26 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
-from catch_tools.cli import gpu2mlu, interfaces, patches, prove, rebase, release, upgrade, upstream, versions, wheel
+from catch_tools.cli import (
+    backend,
+    gpu2mlu,
+    interfaces,
+    patches,
+    prove,
+    rebase,
+    release,
+    upgrade,
+    upstream,
+    versions,
+    wheel,
+)
 from catch_tools.clikit import Command, dispatch
 from catch_tools.errors import run_cli
 
 EXAMPLES = (
     "catch apply --source ../pytorch",
     "catch wheel --out dist",
+    "catch backend --install",
     "catch interfaces dist/torch-2.13.0+cpu.catch1-*.whl",
     "catch rebase --onto v2.14.0",
 )
@@ -37,6 +50,7 @@ COMMANDS: dict[str, Command] = {
     "rebase": Command("move the series to a new upstream release", rebase.main),
     "upgrade": Command("after the rebase: fetch, build, test, package and demo the release", upgrade.main),
     "wheel": Command("build the combined wheel", wheel.main),
+    "backend": Command("the backend wheel (torch_mlu), built once per sources and cached; --install", backend.main),
     "interfaces": Command("compare the combined wheel's native interfaces with upstream's", interfaces.main),
     "prove": Command("the patch proof gate: each patch's test fails unpatched and passes patched", prove.main),
     "upstream": Command("real upstream PyTorch material from release wheels (wheel, tree, checkout)", upstream.main),

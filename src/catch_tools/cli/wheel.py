@@ -3,7 +3,8 @@
 
 """``scripts/build_wheel.py``: build the combined wheel ``torch-<wheel_version>.catch<N>-<tags>.whl``.
 
-Overlay mode (default): upstream wheel of the pin + series (Python files) + Catch backend wheel, see
+Overlay mode (default): upstream wheel of the pin + series (Python files) + Catch backend wheel (``--catch-wheel``,
+else the cached one of :func:`catch_tools.wheel.sources.cached_backend_wheel`, built when missing), see
 :func:`catch_tools.wheel.overlay.build_overlay`. Source mode (``--from-source``): see :mod:`catch_tools.wheel.source`.
 Exit status 0 on success, 2 on a user error (one line on stderr, nothing left in the output directory).
 """
@@ -13,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,7 +26,13 @@ from catch_tools.progress import progress
 from catch_tools.userfiles import output_dir
 from catch_tools.wheel import source as source_mode
 from catch_tools.wheel.overlay import BuildResult, build_overlay
-from catch_tools.wheel.sources import backend_build_command, backend_wheel, upstream_wheel
+from catch_tools.wheel.sources import (
+    backend_build_command,
+    backend_wheel,
+    cached_backend_wheel,
+    given_backend_wheel,
+    upstream_wheel,
+)
 
 
 def _parser(prog: str = "build_wheel.py") -> argparse.ArgumentParser:
@@ -40,7 +46,8 @@ def _parser(prog: str = "build_wheel.py") -> argparse.ArgumentParser:
         epilog="Exit status 0 on success, 2 on bad input (one line on stderr; nothing is left in the output dir).")
     p.add_argument("--upstream-wheel", type=Path,
                    help="the pinned upstream torch wheel (default: pip download, cached)")
-    p.add_argument("--catch-wheel", type=Path, help="a prebuilt torch_mlu wheel (default: build catch/ with pip)")
+    p.add_argument("--catch-wheel", type=Path,
+                   help="a prebuilt torch_mlu wheel (default: catch/ built, or its cached wheel: catch backend)")
     p.add_argument("--patches-dir", metavar="DIR", type=Path, help="the series directory (default: <repo>/patches)")
     p.add_argument("--out", type=Path, help="output directory (default: <repo>/dist)")
     p.add_argument("--reverify", action="store_true",
@@ -74,12 +81,12 @@ def main(argv: Sequence[str] | None = None, prog: str = "build_wheel.py") -> int
     output_dir(out, "--out", create=False)
     if args.from_source:
         return _from_source(args, pin, root, out)
-    with tempfile.TemporaryDirectory(prefix="catch-backend-") as tmp:
-        up = upstream_wheel(args.upstream_wheel, pin)
-        with progress("building the combined wheel") as shown:
-            be = backend_wheel(args.catch_wheel, root / "catch", Path(tmp), progress=shown)
-            result = build_overlay(upstream_wheel=up, backend_wheel=be, patches_dir=patches_dir, pin=pin,
-                                   out_dir=out, verify_cache=not args.reverify, progress=shown)
+    up = upstream_wheel(args.upstream_wheel, pin)
+    with progress("building the combined wheel") as shown:
+        be = given_backend_wheel(args.catch_wheel) if args.catch_wheel is not None else \
+            cached_backend_wheel(root / "catch", progress=shown)
+        result = build_overlay(upstream_wheel=up, backend_wheel=be, patches_dir=patches_dir, pin=pin,
+                               out_dir=out, verify_cache=not args.reverify, progress=shown)
     _report(result)
     return 0
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from catch_tools.errors import UserError
+from catch_tools.paths import source_files
 from catch_tools.upgrade import steps
 from catch_tools.userfiles import write_atomic
 
@@ -24,21 +24,13 @@ STATUSES = ("passed", "failed", "not run")
 
 
 def sources_hash(project: Path) -> str:
-    """sha256 over the files of ``patches/`` and ``catch/`` (build outputs and caches skipped): a change reruns the
-    steps from ``build`` on."""
+    """sha256 over the source files of ``patches/`` and ``catch/`` (:func:`catch_tools.paths.source_files`: build
+    outputs and caches skipped): a change reruns the steps from ``build`` on."""
     digest = hashlib.sha256()
     for top in ("patches", "catch"):
-        for path in sorted(_files(project / top)):
+        for path in source_files(project / top):
             digest.update(str(path.relative_to(project)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
-
-
-def _files(root: Path) -> Iterator[Path]:
-    for path in root.rglob("*"):
-        parts = set(path.relative_to(root).parts)
-        if path.is_file() and not parts & {"build", "__pycache__", "_version.py"} and not any(
-                p.endswith(".egg-info") for p in parts):
-            yield path
 
 
 _JSON_TYPES = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean",
