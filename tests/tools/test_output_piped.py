@@ -49,6 +49,7 @@ def line_with(text: str, needle: str) -> str:
 def run_copied(line: str) -> subprocess.CompletedProcess[str]:
     """Run a command line copied from the output as a maintainer would paste it (``scripts/...`` from the checkout)."""
     words = shlex.split(line)
+    words = words[1:] if words[0] == "python" else words
     if words[0].startswith("scripts/"):
         return piped(repo_root() / words[0], *words[1:])
     return subprocess.run(words, capture_output=True, text=True, check=False, timeout=60)
@@ -77,12 +78,13 @@ def test_conflict_stop_prints_each_command_on_one_line(deep: Path) -> None:
     assert all(len(name) > 60 for name in names)
     res = piped(SCRIPT, "--project", proj, "--source", up, "--onto", "v2.14.0")
     assert res.returncode == 1, res.stderr
-    rebase = f"scripts/rebase.py --project {proj} --source {up}"
+    rebase = f"python scripts/rebase.py --project {proj} --source {up}"
     assert line_with(res.stderr, "--continue").strip() == f"{rebase} --continue"
     assert line_with(res.stderr, "--drop").strip() == f'{rebase} --drop {names[1]} --reason "..."'
     assert line_with(res.stderr, "--abort").strip() == f"{rebase} --abort"
     assert line_with(res.stderr, " rm ").strip() == f"git -C {up} rm torch/b.py"
-    assert line_with(res.stderr, "conflict: patch").startswith(f"conflict: patch {names[1]} does not apply onto v2.14.0")
+    stop = line_with(res.stderr, "conflict: patch")
+    assert stop.startswith(f"conflict: patch {names[1]} does not apply onto v2.14.0")
     assert line_with(res.stderr, "resolve them in").startswith(f"  resolve them in {up} ")
     # the lines copied from the log are the commands: they run as they are
     assert run_copied(line_with(res.stderr, " rm ")).returncode == 0

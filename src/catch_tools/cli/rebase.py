@@ -120,7 +120,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "rebase.py") -> int:
         else:
             report.print_summary(outcome.report, outcome.paths)
         return 0
-    again = ["scripts/rebase.py"] + (["--project", project] if args.project is not None else [])
+    again = ["python", "scripts/rebase.py"] + (["--project", project] if args.project is not None else [])
     again += ["--source", upstream] if args.source is not None else []
     output.say(outcome.message(output.command(*again)), stderr=True)
     return 1

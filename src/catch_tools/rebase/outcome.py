@@ -22,7 +22,7 @@ class Stopped:
     detail: str
     upstream: Path
 
-    def message(self, rebase: str = "scripts/rebase.py") -> str:
+    def message(self, rebase: str = "python scripts/rebase.py") -> str:
         """Multi-line guidance for the maintainer: what conflicted and the commands to go on, each on a line of its
         own (``rebase``: how to run the rebase again, with the options this run was given)."""
         files = "".join(f"    {f}\n" for f in self.files)
