@@ -61,7 +61,7 @@ rm -f "$out/report.json" "$out/report.md"
 "$py" "$root/scripts/apply_patches.py" apply --force --patches-dir "$work/project/patches" --source "$work/upstream" \
     > "$out/log" 2>&1
 set +e
-COLUMNS=160 "$py" "$root/scripts/rebase.py" --onto "$onto" --project "$work/project" --source "$work/upstream" \
+"$py" "$root/scripts/rebase.py" --onto "$onto" --project "$work/project" --source "$work/upstream" \
     --report "$work/report" >> "$out/log" 2> "$work/stop"
 rc=$?
 set -e

@@ -64,7 +64,7 @@ PIP_CONSTRAINT=/dev/null "$py" "$scratch/catch/scripts/upstream.py" checkout "$s
     >> "$out/log" 2>&1
 step "rebase onto v$onto (recorded resolutions replayed)"
 set +e
-COLUMNS=160 "$py" "$scratch/catch/scripts/rebase.py" --project "$scratch/catch" --source "$scratch/up" --onto "v$onto" \
+"$py" "$scratch/catch/scripts/rebase.py" --project "$scratch/catch" --source "$scratch/up" --onto "v$onto" \
     --report "$out/rebase-report" >> "$out/log" 2> "$scratch/stop"
 rc=$?
 set -e
@@ -82,7 +82,7 @@ elif [ "$rc" != 0 ]; then
 fi
 step "upgrade steps (scripts/upgrade.py)"
 set +e
-COLUMNS=160 "$py" "$scratch/catch/scripts/upgrade.py" --project "$scratch/catch" \
+"$py" "$scratch/catch/scripts/upgrade.py" --project "$scratch/catch" \
     --work "$cache/upgrade-canary/$onto" --report "$out/upgrade-report" 2>> "$out/log"
 rc=$?
 set -e

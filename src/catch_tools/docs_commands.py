@@ -23,8 +23,9 @@ An HTML comment on the line right above a block adjusts how it is run (``key=val
 fresh git repository whose index carries the ``pytorch`` gitlink, as a clone of the project has. Commands run there
 one by one with ``bash -e -o pipefail -c``, the working directory at the sandbox root, ``CATCH_ROOT`` and
 ``PYTHONPATH`` pointing at the sandbox (so its own ``catch_tools`` is used), ``python`` on ``PATH`` being the
-interpreter running the tests, and ``COLUMNS=100`` (rich's table width). Relative paths such as ``../pt`` land next
-to the sandbox, inside the test's temporary directory.
+interpreter running the tests, and ``COLUMNS=100`` (the width argparse wraps ``--help`` at; tables and commands are
+never wrapped when the output is not a terminal, :mod:`catch_tools.output`). Relative paths such as ``../pt`` land
+next to the sandbox, inside the test's temporary directory.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from conftest import SmallTree, git_cmd, numbered
 
 from catch_tools.errors import UserError
 from catch_tools.patches import apply_to_git, export_series, lint_series
+from catch_tools.patches.export import FORMAT_PATCH_OPTIONS
 from catch_tools.pin import load_pin
 
 
@@ -72,6 +73,13 @@ def test_equivalent_change_keeps_the_file_when_only_offsets_move(small_tree: Sma
     result = export_series(small_tree.root, small_tree.patches, pin=_pin(small_tree))
     assert not result.changed
     assert {p.name: p.read_bytes() for p in small_tree.patches.glob("*.patch")} == files
+    # --refresh: the moved patch gets the diff git format-patch writes on this base, the others keep their bytes
+    result = export_series(small_tree.root, small_tree.patches, pin=_pin(small_tree), refresh=True)
+    moved = [n for n, data in files.items() if b"a/torch/a.py" in data]
+    assert result.written == moved and len(result.kept) == len(files) - 1
+    oracle = git_cmd(small_tree.root, "format-patch", *FORMAT_PATCH_OPTIONS, "--stdout", "-1", "HEAD~2")
+    assert (small_tree.patches / moved[0]).read_text() == oracle + "\n"
+    assert {n: (small_tree.patches / n).read_bytes() for n in result.kept} == {n: files[n] for n in result.kept}
 
 
 def test_dry_run_lists_changes_and_changes_nothing(small_tree: SmallTree, run_script) -> None:

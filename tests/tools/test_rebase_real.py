@@ -25,6 +25,7 @@ import pytest
 from test_rebase_support import git, run_cli, series_names
 
 from catch_tools.patches import apply_to_git, export_series
+from catch_tools.patches.check import check_series
 from catch_tools.paths import repo_root
 from catch_tools.pin import load_pin, manifest_path
 from catch_tools.upstream import clone_upstream
@@ -52,7 +53,8 @@ def release_commit(upstream: Path, tag: str) -> str:
 
 
 def check_result(project: Path, upstream: Path, report: dict) -> None:
-    """The pin moved to v2.15.0 everywhere and the exported series applies to v2.15.0 with the engine."""
+    """The pin moved to v2.15.0 everywhere and the exported series applies to v2.15.0 with the engine, no hunk moved
+    (every carried patch as git format-patch writes it on v2.15.0)."""
     pin = load_pin(manifest_path(project))
     assert (pin.tag, pin.commit, pin.wheel_version) == ("v2.15.0", release_commit(upstream, "v2.15.0"), "2.15.0+cpu")
     assert pin.commit in git(project, "ls-files", "--stage", "pytorch")
@@ -63,6 +65,9 @@ def check_result(project: Path, upstream: Path, report: dict) -> None:
     applied = apply_to_git(fresh, project / "patches", base="v2.15.0", pin=pin, force=True)
     assert [name for name, _ in applied.commits] == series_names(project)
     assert git(fresh, "rev-parse", "HEAD^{tree}") == git(upstream, "rev-parse", "refs/patches/applied^{tree}")
+    checked = check_series(project / "patches", source=fresh, base="v2.15.0", pin=pin)
+    assert not checked.failed
+    assert [(p.name, h["header"]) for p in checked.patches for h in p.hunks if h["status"] != "ok"] == []
 
 
 COMMON_DEVICE_TYPE = "torch/testing/_internal/common_device_type.py"

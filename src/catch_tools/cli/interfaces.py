@@ -16,12 +16,10 @@ import argparse
 import filecmp
 import os
 import shutil
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from rich.console import Console
-
+from catch_tools import output
 from catch_tools.clikit import parser, setup_logging
 from catch_tools.errors import UserError
 from catch_tools.interfaces.accept import apply_acceptances, load_acceptances
@@ -131,5 +129,5 @@ def main(argv: Sequence[str] | None = None, prog: str = "check_native_interfaces
     if args.json:
         print(report.to_json())
     else:
-        report.render(Console(file=sys.stdout, width=160))
+        report.render(output.console())
     return report.exit_code

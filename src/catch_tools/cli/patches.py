@@ -104,7 +104,8 @@ def _cmd_reverse(args: argparse.Namespace) -> int:
 
 def _cmd_export(args: argparse.Namespace) -> int:
     patches = _patches_dir(args)
-    result = export_series(_source(args), patches, base=args.base, dry_run=args.dry_run, pin=_pin(args))
+    result = export_series(_source(args), patches, base=args.base, dry_run=args.dry_run, pin=_pin(args),
+                           refresh=args.refresh)
     for line in describe_export(result, patches, args.dry_run):
         print(line)
     return 1 if args.dry_run and result.changed else 0
@@ -126,7 +127,8 @@ _EXAMPLES = {
     "check": ["scripts/apply_patches.py check", "scripts/apply_patches.py check --target-dir build/wheel-tree --json"],
     "status": ["scripts/apply_patches.py status --source ../pytorch"],
     "reverse": ["scripts/apply_patches.py reverse --source ../pytorch"],
-    "export": ["scripts/apply_patches.py export --source ../pytorch --dry-run"],
+    "export": ["scripts/apply_patches.py export --source ../pytorch --dry-run",
+               "scripts/apply_patches.py export --source ../pytorch --refresh"],
     "lint": ["scripts/apply_patches.py lint", "scripts/apply_patches.py lint --patches-dir /tmp/my-series"],
 }
 
@@ -179,6 +181,9 @@ def build_parser(prog: str = "apply_patches.py") -> argparse.ArgumentParser:
              "Write one format-patch file per commit on top of the base and rewrite series; equivalent patches stay "
              "byte-identical. --dry-run exits 1 listing what would change.")
     p.add_argument("--dry-run", action="store_true", help="change nothing; exit 1 if patches/ is out of date")
+    p.add_argument("--refresh", action="store_true",
+                   help="also rewrite equivalent patches whose hunks moved (line numbers, index lines, context as on "
+                   "the base; header and trailers kept)")
     p.set_defaults(func=_cmd_export)
     p = _sub(sub, "lint", [common], "static checks of patches/",
              "Series and files agree, headers present, patches parse, every diff header field and hunk count git "

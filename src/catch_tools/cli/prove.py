@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from catch_tools import clikit, paths
+from catch_tools import clikit, output, paths
 from catch_tools.errors import UserError
 from catch_tools.patches.parse import display_path
 from catch_tools.proof import PatchProof, proofs_to_json, prove_series, render_table
@@ -46,17 +46,14 @@ def build_parser(prog: str = "prove_patches.py") -> argparse.ArgumentParser:
 
 
 def print_table(results: list[PatchProof]) -> None:
-    """Print the verdicts as a ``rich`` table on stdout."""
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title="patch proof gate")
+    """Print the verdicts as a table on stdout (:mod:`catch_tools.output`)."""
+    table = output.table("patch proof gate")
     for col in ("patch", "test", "unpatched", "patched", "verdict", "s"):
-        table.add_column(col)
+        output.column(table, col)
     for r in results:
         verdict = "[green]proven[/green]" if r.ok else "[red]REJECTED[/red]"
         table.add_row(r.patch, r.test or "-", r.unpatched, r.patched, verdict, f"{r.seconds:.1f}")
-    Console(width=200).print(table)
+    output.console().print(table)
 
 
 def _table(patches_dir: Path, root: Path, check: bool) -> int:

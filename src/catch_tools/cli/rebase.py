@@ -25,9 +25,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from rich.console import Console
-
-from catch_tools import clikit
+from catch_tools import clikit, output
 from catch_tools.errors import UserError
 from catch_tools.paths import repo_root
 from catch_tools.progress import progress
@@ -95,14 +93,13 @@ def main(argv: Sequence[str] | None = None, prog: str = "rebase.py") -> int:
     if args.source is None and not (upstream / ".git").exists():
         raise UserError("the pytorch/ submodule is not checked out: run `git submodule update --init pytorch`, or "
                         "pass --source DIR (a PyTorch clone)", path=upstream)
-    console = Console(stderr=True)
     rebase = Rebase(project, upstream)
     if args.command == "status":
         print(rebase.status())
         return 0
     if args.abort:
         for warning in rebase.abort():
-            console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)  # one line each
+            output.say(f"warning: {warning}", stderr=True)
         print(f"rebase aborted: {upstream} and {project / 'patches'} are back to their state before it")
         return 0
     with progress("rebase") as shown:
@@ -121,10 +118,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "rebase.py") -> int:
         if args.json:
             sys.stdout.write(report.to_json(outcome.report))
         else:
-            report.print_summary(outcome.report, outcome.paths, Console())
+            report.print_summary(outcome.report, outcome.paths)
         return 0
-    hint = "" if args.project is None else f" --project {project}"
-    hint += "" if args.source is None else f" --source {upstream}"
-    console.print(outcome.message().replace("scripts/rebase.py ", f"scripts/rebase.py{hint} "), markup=False,
-                  highlight=False)
+    again = ["python", "scripts/rebase.py"] + (["--project", project] if args.project is not None else [])
+    again += ["--source", upstream] if args.source is not None else []
+    output.say(outcome.message(output.command(*again)), stderr=True)
     return 1

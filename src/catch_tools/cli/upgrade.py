@@ -31,10 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
-from catch_tools import clikit
+from catch_tools import clikit, output
 from catch_tools.paths import cache_dir, repo_root
 from catch_tools.progress import progress
 from catch_tools.upgrade import runner, steps
@@ -77,17 +74,17 @@ def to_markdown(rep: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def print_table(rep: dict[str, Any], console: Console) -> None:
-    """The step report as a rich table."""
-    table = Table(title=f"upgrade to torch {rep['release']}: {'all steps passed' if rep['ok'] else 'FAILED'}")
+def print_table(rep: dict[str, Any]) -> None:
+    """The step report as a table (:mod:`catch_tools.output`), then where the report is."""
+    table = output.table(f"upgrade to torch {rep['release']}: {'all steps passed' if rep['ok'] else 'FAILED'}")
     for column in ("step", "result", "time (s)", "details / next"):
-        table.add_column(column, overflow="fold")
+        output.column(table, column)
     for r in rep["steps"]:
         style = {"passed": "green", "failed": "bold red"}.get(r["status"], "dim")
         text = r["detail"] + (f"\nnext: {r['next']}" if r["next"] and r["status"] == "failed" else "")
         table.add_row(r["step"], f"[{style}]{r['status']}[/]", f"{float(r['seconds']):.1f}", text)
-    console.print(table)
-    console.print(f"total {rep['total_seconds']} s; report: {rep['work']}/upgrade-report.md")
+    output.console().print(table)
+    output.say(f"total {rep['total_seconds']} s; report: {rep['work']}/upgrade-report.md")
 
 
 def rebase_command(project: Path, given_project: bool) -> str:
@@ -141,5 +138,5 @@ def main(argv: Sequence[str] | None = None, prog: str = "upgrade.py") -> int:
     if args.json:
         sys.stdout.write(json.dumps(rep, indent=2) + "\n")
     else:
-        print_table(rep, Console(width=max(Console().width, 120)))
+        print_table(rep)
     return 0 if rep["ok"] else 1

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.table import Table
+from catch_tools import output
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 ERROR = 1
 REVIEW = 4
@@ -87,9 +90,9 @@ class Report:
         """Human report: a summary table, then up to ``limit`` findings per layer and the notes."""
         console.print(f"native interfaces of {self.combined}\n  against {self.upstream}", markup=False,
                       highlight=False)
-        table = Table()
+        table = output.table()
         for col in ("layer", "checks", "result", "findings", "time"):
-            table.add_column(col)
+            output.column(table, col)
         for layer in self.layers:
             result = "ok" if not layer.bits else "+".join(n for b, n in BIT_NAMES.items() if layer.bits & b)
             table.add_row(str(layer.layer), LAYER_NAMES[layer.layer], result, str(len(layer.findings)),

@@ -15,8 +15,12 @@ make the same choices):
 
 A patch file is kept byte-for-byte when its change is *equivalent* to the new export: same message and identity and
 same diff once ``index`` lines and hunk line numbers/section headings are ignored (so upstream drift that only moves
-hunks does not churn the series). The series file keeps its comment lines; export refuses an empty range (that
-would delete every patch). ``dry_run`` changes nothing and lists the patches that would change.
+hunks does not churn the series). With ``refresh`` (what the rebase does on the new base) an equivalent patch whose
+diff moved is *refreshed* instead (:func:`refreshed`): its diff becomes the new export's -- hunk line numbers,
+``index`` lines and section headings as ``git format-patch`` writes them on the base -- under the file's own mail
+header, message and trailers; a patch whose diff did not move stays byte-identical. The series file keeps its comment
+lines; export refuses an empty range (that would delete every patch). ``dry_run`` changes nothing and lists the
+patches that would change.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from catch_tools.errors import UserError
 from catch_tools.git import run_git
 from catch_tools.patches.gittree import open_tree, recorded_base
 from catch_tools.patches.lint import undeclared_binary
-from catch_tools.patches.parse import display_path, parse_patch
+from catch_tools.patches.parse import diff_start, display_path, parse_patch
 from catch_tools.patches.series import SERIES_NAME, Series
 from catch_tools.patches.transaction import Transaction
 from catch_tools.pin import Pin
@@ -42,6 +46,7 @@ FORMAT_PATCH_OPTIONS = (
     "--diff-algorithm=myers", "--src-prefix=a/", "--dst-prefix=b/", "--no-ext-diff", "--no-textconv",
     "--no-color", "--filename-max-length=64", "--no-notes", "--no-thread", "--no-cover-letter",
 )
+_SIGNATURE_VERSION = re.compile(rb"[0-9][^\s]*\n*")
 _HUNK = re.compile(rb"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@.*$")
 
 
@@ -59,6 +64,28 @@ def equivalence_key(data: bytes) -> bytes:
         m = _HUNK.match(line)
         out.append(b"@@ -%s +%s @@" % (m.group(1) or b"1", m.group(2) or b"1") if m else line)
     return b"\n".join(out).rstrip(b"\n")
+
+
+def _diff_bounds(data: bytes) -> tuple[int, int]:
+    """Byte offsets of the diff of a mail patch: where its first diff line starts and where a trailing ``-- ``
+    signature (``git format-patch`` without ``--no-signature``: ``-- ``, the git version, maybe a blank line) begins
+    (``len(data)`` without one)."""
+    lines = data.decode("utf-8", "surrogateescape").split("\n")
+    first = diff_start(lines)
+    start = len(data) if first is None else len("\n".join(lines[:first]).encode("utf-8", "surrogateescape")) + (
+        1 if first else 0)
+    sig = data.rfind(b"\n-- \n", start - 1)
+    end = sig + 1 if sig >= 0 and _SIGNATURE_VERSION.fullmatch(data[sig + 5:]) else len(data)
+    return start, end
+
+
+def refreshed(old: bytes, new: bytes) -> bytes:
+    """``old`` (a patch file) with its diff replaced by the diff of ``new`` (its equivalent change exported on the
+    current base); the mail header, message, DEP-3 and ``Catch-*`` trailers and a signature of ``old`` are kept. Equals
+    ``old`` byte for byte when the diff did not move."""
+    old_start, old_end = _diff_bounds(old)
+    new_start, new_end = _diff_bounds(new)
+    return old[:old_start] + new[new_start:new_end] + old[old_end:]
 
 
 @dataclass
@@ -88,8 +115,9 @@ def _series_text(old: str | None, names: list[str]) -> str:
 
 
 def export_series(source: Path, patches_dir: Path, *, base: str | None = None, dry_run: bool = False,
-                  pin: Pin | None = None) -> ExportResult:
-    """Regenerate ``patches_dir`` from the commits ``base..HEAD`` of ``source`` (see module doc).
+                  pin: Pin | None = None, refresh: bool = False) -> ExportResult:
+    """Regenerate ``patches_dir`` from the commits ``base..HEAD`` of ``source`` (see module doc; ``refresh``: an
+    equivalent patch whose diff moved is refreshed instead of kept).
 
     The base is ``refs/patches/base`` when recorded (the base ``apply`` used), else ``base``/the pin.
 
@@ -136,7 +164,8 @@ def export_series(source: Path, patches_dir: Path, *, base: str | None = None, d
         _refuse_unacceptable(repo.root, f"{base_sha}..{head}", written)
         for path in written:
             data = path.read_bytes()
-            new_files[path.name] = old_by_key.get(equivalence_key(data), data)
+            old = old_by_key.get(equivalence_key(data))
+            new_files[path.name] = data if old is None else refreshed(old, data) if refresh else old
     names = list(new_files)
     for name, data in new_files.items():
         (result.kept if old_files.get(name) == data else result.written).append(name)

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from catch_tools import output
+
 
 @dataclass
 class Stopped:
@@ -20,17 +22,23 @@ class Stopped:
     detail: str
     upstream: Path
 
-    def message(self) -> str:
-        """Multi-line guidance for the maintainer: what conflicted and the commands to go on."""
-        files = "\n".join(f"    {f}" for f in self.files)
+    def message(self, rebase: str = "python scripts/rebase.py") -> str:
+        """Multi-line guidance for the maintainer: what conflicted and the commands to go on, each on a line of its
+        own (``rebase``: how to run the rebase again, with the options this run was given)."""
+        files = "".join(f"    {f}\n" for f in self.files)
+        git = output.command("git", "-C", self.upstream)
+        removed = output.command(self.files[0]) if len(self.files) == 1 else "FILE"
         return (
             f"conflict: patch {self.patch} does not apply onto {self.onto} ({self.detail})\n"
-            f"  files:\n{files}\n"
-            f"  resolve them in {self.upstream} (remove every conflict marker; `git rm` a file the patch no longer "
-            "needs), then run:\n"
-            "    scripts/rebase.py --continue\n"
-            f"  or drop the patch:  scripts/rebase.py --drop {self.patch} --reason \"...\"\n"
-            "  or give up:         scripts/rebase.py --abort\n"
+            f"  files:\n{files}"
+            f"  resolve them in {self.upstream} (remove every conflict marker); a file the patch no longer needs:\n"
+            f"    {git} rm {removed}\n"
+            "  then go on:\n"
+            f"    {rebase} --continue\n"
+            "  or drop the patch:\n"
+            f"    {rebase} --drop {output.command(self.patch)} --reason \"...\"\n"
+            "  or give up:\n"
+            f"    {rebase} --abort\n"
         )
 
 

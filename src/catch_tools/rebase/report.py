@@ -18,9 +18,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
+from catch_tools import output
 from catch_tools.git import Repo
 from catch_tools.rebase.state import STATUSES, RebaseState
 
@@ -157,18 +155,17 @@ def _step_text(step: dict[str, Any], several: bool) -> str:
     return f"{step['onto']}: {text}" if several else text
 
 
-def print_summary(report: dict[str, Any], paths: list[Path], console: Console | None = None) -> None:
-    """A short table on the terminal (rich; plain text when not a TTY)."""
-    console = console or Console()
-    table = Table(title=f"rebase {report['old_base']['ref']} -> {report['new_base']['ref']}")
-    table.add_column("patch")
-    table.add_column("status")
-    table.add_column("details", overflow="fold")
+def print_summary(report: dict[str, Any], paths: list[Path]) -> None:
+    """A short table on stdout (:mod:`catch_tools.output`: patch names whole, one row a line when not a terminal),
+    then where the report is and what comes next."""
+    table = output.table(f"rebase {report['old_base']['ref']} -> {report['new_base']['ref']}")
+    for header in ("patch", "status", "details"):
+        output.column(table, header)
     for p in report["patches"]:
         details = p["reason"] or "; ".join(s["detail"] for s in p["steps"] if s["detail"])
         details = _upstream_text(p) + details
         table.add_row(p["name"], p["label"], details)
-    console.print(table)
-    console.print(f"{report['inputs']} patches in, {report['outputs']} out; report: " + ", ".join(map(str, paths)))
-    console.print(f"next: python scripts/upgrade.py (the {report['new_base']['ref']} wheel: fetch, backend build and "
-                  "suite, proof gate, combined wheel, interface check, digits demo; docs/upgrade.md)")
+    output.console().print(table)
+    output.say(f"{report['inputs']} patches in, {report['outputs']} out; report: " + ", ".join(map(str, paths)))
+    output.say(f"next: python scripts/upgrade.py (the {report['new_base']['ref']} wheel: fetch, backend build and "
+               "suite, proof gate, combined wheel, interface check, digits demo; docs/upgrade.md)")

@@ -6,8 +6,10 @@
 - :func:`names`: the patch names in series order (engine: :class:`~catch_tools.patches.series.Series`);
 - :func:`replay`: the series as one reproducible commit per patch on the old base (engine: ``Series``,
   ``simulate``, ``fast_import`` -- ``apply_to_git`` without its checkout);
-- :func:`export`: ``patches/`` regenerated from the new commits (engine: ``export_series``: deterministic, a patch file
-  kept byte-for-byte when its change is equivalent, so moved hunks and new index lines do not churn the series).
+- :func:`export`: ``patches/`` regenerated from the new commits (engine: ``export_series`` with ``refresh``:
+  deterministic; a patch whose change is equivalent keeps its file name, mail header, message and trailers, and its
+  diff is the one ``git format-patch`` writes on the new base -- hunk line numbers, ``index`` lines and context --
+  so ``check`` on the new base finds no moved hunk; a patch whose diff did not move stays byte-for-byte).
 
 The engine refuses an empty export (it would delete every patch by mistake); when a rebase has legitimately dropped
 every patch (all upstreamed or dropped with reasons), :func:`export` writes the empty series itself.
@@ -79,7 +81,7 @@ def export(repo: Repo, patches: Path, pin: Pin) -> list[str]:
     if repo.rev("HEAD") == repo.rev(REF_BASE):
         _write_empty_series(patches)
         return []
-    export_series(repo.root, patches, pin=pin)
+    export_series(repo.root, patches, pin=pin, refresh=True)
     return Series.read(patches).names
 
 
