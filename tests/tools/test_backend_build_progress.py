@@ -68,7 +68,8 @@ def _fake_build(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *, ok: bool = T
                       f"    (pathlib.Path(sys.argv[2]) / {wheel!r}).write_bytes(b'')\n"
                       f"sys.exit(0 if {ok} else 1)\n")
     monkeypatch.setattr(sources, "backend_build_command",
-                        lambda _catch, out: [sys.executable, str(replay), str(tmp_path / "sample.txt"), str(out)])
+                        lambda _catch, out, _build_dir=None: [sys.executable, str(replay), str(tmp_path / "sample.txt"),
+                                                              str(out)])
     return catch
 
 
