@@ -152,8 +152,9 @@ def tree_env(tree: Path) -> dict[str, str]:
     return env
 
 
-def verify_tree(tree: Path) -> None:
-    """Check that a fresh interpreter with :func:`tree_env` imports torch from ``tree`` (``torch.__file__``).
+def verify_tree(tree: Path, name: str = "this tree") -> None:
+    """Check that a fresh interpreter with :func:`tree_env` imports torch from ``tree`` (``torch.__file__``);
+    ``name`` names the tree in the error.
 
     Raises:
         UserError: torch comes from elsewhere or does not import.
@@ -165,10 +166,10 @@ def verify_tree(tree: Path) -> None:
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise UserError(f"torch does not import from this tree: {last}", path=display_path(tree))
+        raise UserError(f"torch does not import from {name}: {last}", path=display_path(tree))
     expected = (tree / "torch" / "__init__.py").absolute()
     if Path(lines[-1]).absolute() != expected:
-        raise UserError(f"torch imports from {lines[-1]}, not from this tree", path=display_path(tree))
+        raise UserError(f"torch imports from {lines[-1]}, not from {name}", path=display_path(tree))
 
 
 def _junit_outcome(report: Path) -> tuple[Outcome, str]:

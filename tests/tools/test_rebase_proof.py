@@ -88,8 +88,9 @@ def test_absorbed_upstream_in_another_form_is_obsolete_and_the_stop_names_the_hu
     up = upstream_with_torch(tmp_path / "up")
     proj = project(tmp_path, up, [A10, B20, C5])
     b, c = (up / "torch/b.py").read_text(), (up / "torch/c.py").read_text()
-    # v2.14.0 (wheel-built: one commit) fixes b line 20 its own way (a conflict) and adds c's helper elsewhere
-    # (the patch still applies cleanly, but is no longer needed)
+    # wheel-built releases (one commit each; v2.13.1 in between touches another file): v2.14.0 fixes b line 20 its own
+    # way (a conflict) and adds c's helper elsewhere (the patch still applies cleanly, but is no longer needed)
+    release(up, "2.13.1", {"torch/d.py": edit((up / "torch/d.py").read_text(), "d line 3\n", "d line 3 new\n")})
     release(up, "2.14.0", {"torch/b.py": edit(b, "b line 20\n", "b line 20 fixed upstream\n"),
                            "torch/c.py": c + "def c_helper\n"})
     res = run_cli(proj, up, "--onto", "v2.14.0")
@@ -185,8 +186,9 @@ def test_prove_none_and_a_tree_torch_does_not_import_from(tmp_path: Path) -> Non
     res = run_cli(proj, up, "--onto", "v2.14.0")
     assert res.returncode == 0, res.stderr
     proof = report_of(up)["patches"][0]["proof"]
-    assert proof["verdict"] == "not proven" and proof["reason"].startswith("not run: torch does not import from")
-    assert "(v2.14.0)" in proof["reason"]
+    assert proof["verdict"] == "not proven"
+    assert proof["reason"] == ("not run: torch does not import from the v2.14.0 tree: ImportError: no native library "
+                               "(the upgrade's proof gate runs it on the release's wheel)")
     bad = subprocess.run([sys.executable, "scripts/rebase.py", "--prove", "some"], capture_output=True, text=True,
                          check=False, cwd=Path(__file__).resolve().parents[2])
     assert bad.returncode == 2 and "--prove" in bad.stderr

@@ -8,12 +8,13 @@ For each hunk of the patch in a conflicting file, its old line range (the lines 
 pure insertion the two lines around it) is looked up, widened by the line on each side (git's merge conflicts on
 adjacent changes too), in the upstream history ``OLD..NEW``:
 
-- a **real history** (more than one commit between the bases): the commits ``git log -L<start>,<end>:<file>
+- a **real history** (more than one commit between the bases, not all of them release commits built from wheels):
+  the commits ``git log -L<start>,<end>:<file>
   OLD..NEW`` names (the range mapped to the new base's lines first, as ``-L`` reads it there), with their subjects
   and the pull request PyTorch's merge bot writes into the message (``Pull Request resolved: .../pull/N``, or
   ``(#N)`` at the end of the subject);
-- a **wheel-built history** (one commit per release, :mod:`catch_tools.upstream`): the hunks of ``git diff OLD NEW
-  -- <file>`` that overlap the patch's hunk.
+- a **wheel-built history** (one commit per release, :data:`catch_tools.upstream.WHEEL_BUILT_GREP`), or a single
+  commit: the hunks of ``git diff OLD NEW -- <file>`` whose changed lines overlap the patch's hunk's.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from unidiff import Hunk, PatchSet
 from unidiff.errors import UnidiffParseError
 
 from catch_tools.git import Repo
+from catch_tools.upstream import WHEEL_BUILT_GREP
 
 _PR_TRAILER = re.compile(r"^Pull Request resolved: https://github\.com/pytorch/pytorch/pull/(\d+)\s*$", re.MULTILINE)
 _PR_SUBJECT = re.compile(r"\(#(\d+)\)\s*$")
@@ -97,7 +99,9 @@ def _to_new(line: int, upstream: list[Hunk], end: bool) -> int:
 
 def find(repo: Repo, old: str, new: str, patch_commit: str, files: list[str]) -> list[Cause]:
     """The upstream causes of the hunks of ``patch_commit`` in ``files`` (the conflicting ones), ``old``..``new``."""
-    real = int(repo.out("rev-list", "--count", f"{old}..{new}") or "0") > 1
+    real = (int(repo.out("rev-list", "--count", f"{old}..{new}") or "0") > 1
+            and int(repo.out("rev-list", "--count", "--invert-grep", f"--grep={WHEEL_BUILT_GREP}",
+                             f"{old}..{new}") or "0") > 0)
     causes = []
     for path in files:
         ours = repo.run("diff-tree", "-p", "--no-renames", patch_commit, "--", path, check=False).stdout

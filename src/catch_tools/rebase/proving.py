@@ -58,10 +58,7 @@ def _tree(repo: Repo, commit: str, dest: Path, tag: str) -> Path:
     """
     if not repo.export(commit, dest, "torch") or not (dest / "torch" / "__init__.py").is_file():
         raise UserError(f"no torch package (torch/__init__.py) in {tag}")
-    try:
-        verify_tree(dest)
-    except UserError as err:
-        raise UserError(f"{err.message} ({tag})") from None
+    verify_tree(dest, f"the {tag} tree")
     return dest
 
 
@@ -99,9 +96,9 @@ def prove(repo: Repo, state: RebaseState, backup: Path, root: Path, new_tip: str
     with tempfile.TemporaryDirectory(prefix="catch-rebase-prove-") as tmp:
         try:
             base = _tree(repo, state.step_commits[-1], Path(tmp) / "base", tag)
-            tip = _tree(repo, new_tip, Path(tmp) / "tip", f"{tag} with the series")
+            tip = _tree(repo, new_tip, Path(tmp) / "tip", f"{tag}+series")
         except UserError as err:
-            why = f"not run: {err.message}"
+            why = f"not run: {err.message} (the upgrade's proof gate runs it on the release's wheel)"
             return verdicts | {p.name: _verdict(patch_test(patches[p.name]), "not-run", "not-run", why, False)
                                for p in carried if p.name in wanted}
         for p in carried:
