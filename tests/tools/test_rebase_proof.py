@@ -179,7 +179,20 @@ def test_conflicts_on_a_real_history_name_the_commits_and_their_pull_requests(tm
     assert patches["Add-c-helper.patch"]["proof"]["verdict"] == "proven"
 
 
-def test_prove_none_and_a_tree_torch_does_not_import_from(tmp_path: Path) -> None:
+def test_prove_none_runs_no_test(tmp_path: Path) -> None:
+    up = upstream_with_torch(tmp_path / "up")
+    proj = project(tmp_path, up, [A10, B20])
+    release(up, "2.14.0", {"torch/b.py": edit((up / "torch/b.py").read_text(), "b line 20\n", "b line 20 fixed\n")})
+    res = run_cli(proj, up, "--onto", "v2.14.0", "--prove", "none")
+    assert res.returncode == 1 and "obsolete?" not in res.stderr  # its test would pass there, but it is not run
+    assert "upstream hunk @@ -17,7 +17,7 @@" in res.stderr
+    done = run_cli(proj, up, "--drop", "0002-Fix-b-line-20.patch", "--reason", "fixed upstream")
+    assert done.returncode == 0, done.stderr
+    [proof] = [p["proof"] for p in report_of(up)["patches"] if p["proof"]]
+    assert (proof["verdict"], proof["reason"], proof["without"]) == ("not proven", "not run (--prove none)", "not-run")
+
+
+def test_a_tree_torch_does_not_import_from_proves_nothing(tmp_path: Path) -> None:
     up = upstream_with_torch(tmp_path / "up")
     proj = project(tmp_path, up, [A10])
     release(up, "2.14.0", {"torch/__init__.py": "raise ImportError('no native library')\n"})

@@ -65,8 +65,13 @@ def _tree(repo: Repo, commit: str, dest: Path, tag: str) -> Path:
 def passes_without(repo: Repo, state: RebaseState, backup: Path, root: Path, name: str) -> str:
     """At a conflict stop: the conflicting patch's test when it passes on the step's base without the patch (upstream
     provides it), else ``""`` (also when the test cannot run there, or ``--prove none``)."""
-    test = patch_test(_patches(backup)[name])
-    if state.prove == "none" or test is None or not test_file_exists(test, root):
+    if state.prove == "none":
+        return ""
+    try:
+        test = patch_test(_patches(backup)[name])
+    except (UserError, KeyError):
+        return ""  # the stop still names the conflict and its cause; the final proof says why nothing ran
+    if test is None or not test_file_exists(test, root):
         return ""
     tag = state.steps[state.step]
     with tempfile.TemporaryDirectory(prefix="catch-rebase-prove-") as tmp:
@@ -92,14 +97,14 @@ def prove(repo: Repo, state: RebaseState, backup: Path, root: Path, new_tip: str
         verdicts[name] = _verdict(None, "not-run", "not-run", f"not run (--prove {state.prove})", False)
     if not wanted:
         return verdicts
-    patches = _patches(backup)
     with tempfile.TemporaryDirectory(prefix="catch-rebase-prove-") as tmp:
         try:
+            patches = _patches(backup)
             base = _tree(repo, state.step_commits[-1], Path(tmp) / "base", tag)
             tip = _tree(repo, new_tip, Path(tmp) / "tip", f"{tag}+series")
         except UserError as err:
             why = f"not run: {err.message} (the upgrade's proof gate runs it on the release's wheel)"
-            return verdicts | {p.name: _verdict(patch_test(patches[p.name]), "not-run", "not-run", why, False)
+            return verdicts | {p.name: _verdict(None, "not-run", "not-run", why, False)
                                for p in carried if p.name in wanted}
         for p in carried:
             if p.name not in wanted:
