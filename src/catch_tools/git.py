@@ -21,9 +21,11 @@ shape follows Electron's ``script/lib/git.py``: one module that knows git, none 
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import subprocess
+import tarfile
 import weakref
 from dataclasses import dataclass
 from functools import cached_property
@@ -329,3 +331,13 @@ class Repo:
             self.run("clean", "-q", "-fd")
         for leftover in ("MERGE_MSG", "AUTO_MERGE", "CHERRY_PICK_HEAD", "MERGE_HEAD"):
             (self.git_dir / leftover).unlink(missing_ok=True)
+
+    def export(self, commit: str, dest: Path, path: str) -> bool:
+        """Write ``path`` (a directory) of ``commit`` under ``dest`` (``git archive``; the work tree is not touched).
+        Returns False when ``commit`` has no ``path``."""
+        archive = self.run("archive", "--format=tar", commit, "--", path, check=False)
+        if not archive.ok:
+            return False
+        with tarfile.open(fileobj=io.BytesIO(archive.out)) as tar:
+            tar.extractall(dest, filter="data")
+        return True

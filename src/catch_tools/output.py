@@ -70,3 +70,11 @@ def say(text: str, *, stderr: bool = False) -> None:
 def command(*words: str | Path) -> str:
     """A command line of ``words``, each quoted for a POSIX shell only when it needs it (a path with a space)."""
     return " ".join(shlex.quote(str(w)) for w in words)
+
+
+def quoted(text: str) -> str:
+    """``text`` as one shell word in double quotes (as the guides write a ``--reason``), or single-quoted by
+    :func:`command` when double quotes would not keep it as it is (``"``, ``$``, `````, ``\\``, ``!``)."""
+    if any(ch in text for ch in '"$`\\!'):
+        return shlex.quote(text)
+    return f'"{text}"'

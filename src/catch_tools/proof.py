@@ -152,8 +152,9 @@ def tree_env(tree: Path) -> dict[str, str]:
     return env
 
 
-def verify_tree(tree: Path) -> None:
-    """Check that a fresh interpreter with :func:`tree_env` imports torch from ``tree`` (``torch.__file__``).
+def verify_tree(tree: Path, name: str = "this tree") -> None:
+    """Check that a fresh interpreter with :func:`tree_env` imports torch from ``tree`` (``torch.__file__``);
+    ``name`` names the tree in the error.
 
     Raises:
         UserError: torch comes from elsewhere or does not import.
@@ -165,10 +166,10 @@ def verify_tree(tree: Path) -> None:
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise UserError(f"torch does not import from this tree: {last}", path=display_path(tree))
+        raise UserError(f"torch does not import from {name}: {last}", path=display_path(tree))
     expected = (tree / "torch" / "__init__.py").absolute()
     if Path(lines[-1]).absolute() != expected:
-        raise UserError(f"torch imports from {lines[-1]}, not from this tree", path=display_path(tree))
+        raise UserError(f"torch imports from {lines[-1]}, not from {name}", path=display_path(tree))
 
 
 def _junit_outcome(report: Path) -> tuple[Outcome, str]:
@@ -211,7 +212,8 @@ def run_test(nodeid: str, tree: Path, root: Path) -> tuple[Outcome, str]:
         return _junit_outcome(report)
 
 
-def _test_file_exists(nodeid: str, root: Path) -> bool:
+def test_file_exists(nodeid: str, root: Path) -> bool:
+    """Whether ``nodeid`` names a test (``tests/...::name``) whose file exists under ``root``."""
     file_part = nodeid.split("::", 1)[0]
     return "::" in nodeid and file_part.startswith("tests/") and (root / file_part).is_file()
 
@@ -273,19 +275,25 @@ def prove_series(patches_dir: Path, *, root: Path, torch_tree: Path | None = Non
         for patch in patches:
             if only and patch.name not in only:
                 continue
-            result = _prove_one(patch, root, upstream, patched_tree)
+            result = prove_one(patch, root, upstream, patched_tree)
             results.append(result)
             if on_result is not None:
                 on_result(result)
     return results
 
 
-def _prove_one(patch: Patch, root: Path, upstream: Path, patched_tree: Path) -> PatchProof:
+def patch_test(patch: Patch) -> str | None:
+    """The node id a patch's ``Catch-Test:`` trailer names, or None."""
     trailer = patch.meta.trailers.get(TEST_TRAILER)
-    test = trailer[0].strip() if trailer else None
+    return trailer[0].strip() if trailer else None
+
+
+def prove_one(patch: Patch, root: Path, upstream: Path, patched_tree: Path) -> PatchProof:
+    """The gate on one patch: its test run on ``upstream`` (must fail) and on ``patched_tree`` (must pass)."""
+    test = patch_test(patch)
     if test is None:
         return judge(patch.name, None, "not-run", "not-run")
-    if not _test_file_exists(test, root):
+    if not test_file_exists(test, root):
         return judge(patch.name, test, "missing", "missing")
     start = time.monotonic()
     # The two runs are independent processes: run them side by side.

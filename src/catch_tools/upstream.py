@@ -48,6 +48,9 @@ _IDENTITY = {
     "GIT_COMMITTER_NAME": "PyTorch release (from wheel)",
     "GIT_COMMITTER_EMAIL": "upstream@catch.invalid",
 }
+#: A ``git log --grep`` pattern matching the message of a release commit this module makes (one per wheel): a history
+#: of only such commits is wheel-built, not upstream's real one.
+WHEEL_BUILT_GREP = r"^Python files of .*\.whl; upstream commit "
 _GIT_VERSION = re.compile(r"""^git_version\s*=\s*['"]([0-9a-f]{40})['"]""", re.MULTILINE)
 
 

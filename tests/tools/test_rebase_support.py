@@ -99,8 +99,10 @@ def edit(text: str, old: str, new: str) -> str:
 Edit = dict[str, Callable[[str], str | None]]
 
 
-def make_project(path: Path, upstream: Path, patches: list[tuple[str, str, Edit]]) -> Path:
-    """A project pinned at v2.13.0 of ``upstream`` carrying ``patches`` ((label, subject, {path: edit}) in order).
+def make_project(path: Path, upstream: Path, patches: list[tuple[str, str, Edit]],
+                 tests: dict[str, str] | None = None) -> Path:
+    """A project pinned at v2.13.0 of ``upstream`` carrying ``patches`` ((label, subject, {path: edit}) in order);
+    ``tests`` maps a label to the node id of its ``Catch-Test:`` trailer.
 
     Each patch is made as a commit on top of the previous ones in a scratch clone and written to ``patches/`` with the
     patch engine's export (file names ``NNNN-<subject>.patch``), as a maintainer would. The project is a git repo
@@ -113,7 +115,7 @@ def make_project(path: Path, upstream: Path, patches: list[tuple[str, str, Edit]
     scratch = path.parent / f".scratch-{path.name}"
     git(path.parent, "clone", "-q", str(upstream), str(scratch))
     git(scratch, "checkout", "-q", "--detach", "v2.13.0")
-    for _label, subject, edits in patches:
+    for label, subject, edits in patches:
         for rel, func in edits.items():
             target = scratch / rel
             new = func(target.read_text() if target.exists() else "")
@@ -124,6 +126,8 @@ def make_project(path: Path, upstream: Path, patches: list[tuple[str, str, Edit]
                 target.write_text(new)
         git(scratch, "add", "-A")
         body = f"{subject}\n\nWhy: {subject.lower()}.\n\nUpstream-Status: Pending\nRegression-Test: tests/x.py\n"
+        if label in (tests or {}):
+            body += f"Catch-Test: {(tests or {})[label]}\n"
         git(scratch, "commit", "-q", "-m", body)
     (path / "patches" / "series").write_text("# Catch patch series (test)\n")
     if patches:

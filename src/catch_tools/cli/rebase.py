@@ -6,7 +6,7 @@
 Usage::
 
     rebase.py --onto v2.14.0 [--via v2.13.1,...] [--source DIR] [--no-3way] [--drop NAME --reason TEXT]...
-              [--report PATH] [--json]
+              [--report PATH] [--json] [--prove all|conflicts|none]
     rebase.py --continue [--drop NAME --reason TEXT]...     # after resolving a conflict (or after a crash)
     rebase.py --continue --reason TEXT                      # after resolving a conflict to no change (git rm):
                                                             # the maintainer's drop (asked for on a terminal)
@@ -29,7 +29,7 @@ from catch_tools import clikit, output
 from catch_tools.errors import UserError
 from catch_tools.paths import repo_root
 from catch_tools.progress import progress
-from catch_tools.rebase import report
+from catch_tools.rebase import proving, report
 from catch_tools.rebase.flow import Rebase
 from catch_tools.rebase.outcome import Finished
 
@@ -66,6 +66,10 @@ def build_parser(prog: str = "rebase.py") -> argparse.ArgumentParser:
     parser.add_argument("--report", metavar="PATH", type=Path,
                         help="also write the report here (PATH.md and PATH.json); always written to "
                         "<upstream git dir>/catch-rebase-report.{md,json}")
+    parser.add_argument("--prove", choices=proving.MODES,
+                        help="which patches run their Catch-Test on the new base without and with the series: all "
+                        "(default; at the end, and a conflicting patch's at its stop), conflicts (only patches that "
+                        "conflicted: cheap for a long series), none")
     parser.add_argument("--json", action="store_true", help="print the JSON report on stdout instead of a table")
     return parser
 
@@ -111,9 +115,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "rebase.py") -> int:
             rebase.ask_reason = ask
         if args.onto:
             via = [ref for ref in args.via.split(",") if ref]
-            outcome = rebase.start(args.onto, via, three_way=args.three_way, drops=drops, report_path=args.report)
+            outcome = rebase.start(args.onto, via, three_way=args.three_way, drops=drops, report_path=args.report,
+                                   prove=args.prove or "all")
         else:
-            outcome = rebase.resume(drops, continue_reason)
+            outcome = rebase.resume(drops, continue_reason, args.prove)
     if isinstance(outcome, Finished):
         if args.json:
             sys.stdout.write(report.to_json(outcome.report))

@@ -7,13 +7,14 @@ byte-identical), the pin moved (manifest, ``constraints.txt``, ``pytorch`` gitli
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from catch_tools.faults import fault
 from catch_tools.git import Repo
 from catch_tools.patches.gittree import REF_APPLIED, REF_BASE
-from catch_tools.rebase import pinning, report, series
+from catch_tools.rebase import pinning, proving, report, series
 from catch_tools.rebase.outcome import Finished
 from catch_tools.rebase.state import REF_OLD_TIP, RebaseState, copy_tree_exact
 from catch_tools.rebase.workspace import Workspace
@@ -23,8 +24,9 @@ from catch_tools.userfiles import report_files
 REPORT_NAME = "catch-rebase-report"
 
 
-def finalize(ws: Workspace, state: RebaseState) -> Finished:
+def finalize(ws: Workspace, state: RebaseState, line: Callable[[str], None] | None = None) -> Finished:
     """Run the final phase (see the module doc) and remove the rebase state; returns the report and its files.
+    Each carried patch proves itself on the new base first (:func:`proving.prove`; ``line`` is told each verdict).
 
     Raises:
         UserError: the export refuses a new commit (:func:`catch_tools.patches.export_series`), or the new pin
@@ -56,7 +58,8 @@ def finalize(ws: Workspace, state: RebaseState) -> Finished:
     assert state.old_tip is not None
     rdiff = report.range_diff(ws.repo, state.old_base, state.old_tip, new_base, new_tip)
     pin = {"tag": target.tag, "commit": target.commit, "wheel_version": target.wheel_version}
-    data = report.build(state, new_tip, renamed, rdiff, changed, pin, upstreamed_in(ws.repo, state))
+    proofs = proving.prove(ws.repo, state, ws.store.backup, ws.project, new_tip, line)
+    data = report.build(state, new_tip, renamed, rdiff, changed, pin, upstreamed_in(ws.repo, state), proofs)
     paths = write_reports(ws.repo, state, data)
     fault("rebase.report")
     ws.repo.set_ref(REF_OLD_TIP, None)

@@ -27,7 +27,7 @@ from catch_tools.errors import UserError
 from catch_tools.faults import fault
 from catch_tools.patches.gittree import REF_APPLIED, REF_BASE, resolve_base
 from catch_tools.progress import Reporter
-from catch_tools.rebase import abort, batch, checks, pick, pinning, resolutions, series
+from catch_tools.rebase import abort, batch, cause, checks, pick, pinning, proving, resolutions, series
 from catch_tools.rebase.finish import REPORT_NAME, finalize
 from catch_tools.rebase.outcome import Outcome, Stopped
 from catch_tools.rebase.state import REF_OLD_TIP, PatchState, RebaseState, StepResult, copy_tree_exact, tree_hash
@@ -98,8 +98,9 @@ class Rebase:
     # -- entry points ------------------------------------------------------------------------------------------------
 
     def start(self, onto: str, via: list[str] | None = None, *, three_way: bool = True,
-              drops: dict[str, str] | None = None, report_path: Path | None = None) -> Outcome:
-        """Begin a rebase of the series onto ``onto`` (through ``via`` first).
+              drops: dict[str, str] | None = None, report_path: Path | None = None, prove: str = "all") -> Outcome:
+        """Begin a rebase of the series onto ``onto`` (through ``via`` first); ``prove``: which patches prove they
+        are still needed on the new base (:data:`proving.MODES`).
 
         Raises:
             UserError: a rebase is in progress; a ref does not exist, is not newer than the base, or the refs are not in
@@ -130,7 +131,7 @@ class Rebase:
                             for path in self._side_files(report_path) + self._resolution_files(names, via, onto)},
                 old_base=old_base, old_base_ref=old_ref,
                 steps=steps, step_commits=commits, three_way=three_way,
-                report_path=None if report_path is None else str(report_path.resolve()),
+                report_path=None if report_path is None else str(report_path.resolve()), prove=prove,
             )
             self.store.dir.mkdir(parents=True, exist_ok=True)
             copy_tree_exact(self.patches, self.store.backup)
@@ -145,7 +146,8 @@ class Rebase:
                 raise
             return self._drive(state)
 
-    def resume(self, drops: dict[str, str] | None = None, reason: str | None = None) -> Outcome:
+    def resume(self, drops: dict[str, str] | None = None, reason: str | None = None,
+               prove: str | None = None) -> Outcome:
         """``--continue`` (and ``--drop`` during a rebase): go on from the saved state.
 
         In a conflict, the maintainer's resolution is committed as the patch (status ``resolved``), or the patch is
@@ -163,6 +165,7 @@ class Rebase:
             first = state.current if state.phase in ("apply", "conflict") else len(state.patches)
             remaining = [p.name for p in state.patches[first:] if not p.gone]
             checks.check_drops(self.ws, drops, remaining)
+            state.prove = prove or state.prove
             for p in state.patches:
                 if p.name in drops:
                     p.drop_reason = drops[p.name]
@@ -240,7 +243,7 @@ class Rebase:
             elif state.phase == "conflict":
                 return self._stopped(state)
             elif state.phase == "finalize":
-                return finalize(self.ws, state)
+                return finalize(self.ws, state, self.progress.line)
             else:
                 raise RuntimeError(f"unknown rebase phase {state.phase!r}")
 
@@ -321,6 +324,11 @@ class Rebase:
                 outcome = replayed
         if outcome.status == "conflict":
             state.phase, state.conflict_files, state.conflict_detail = "conflict", outcome.files, outcome.detail
+            previous = state.old_base if state.step == 0 else state.step_commits[state.step - 1]
+            state.conflict_causes = cause.find(self.repo, previous, state.step_commits[state.step], p.commit,
+                                               outcome.files)
+            state.conflict_obsolete = proving.passes_without(self.repo, state, self.store.backup, self.project,
+                                                             p.name)
             self.store.save(state)
             fault("rebase.conflict")
             return self._stopped(state)
@@ -360,10 +368,15 @@ class Rebase:
                 p.new_commit, state.tip = new, new
                 recorded = resolutions.record(self.repo, self.project, onto, p.name, p.commit, new)
                 self.progress.line(f"{onto}: {p.name}: resolution recorded in {recorded}")
+        p.results[-1].causes = state.conflict_causes
         fault("rebase.resolve")
         state.phase, state.current, state.conflict_files = "apply", state.current + 1, []
+        state.conflict_causes, state.conflict_obsolete = [], ""
         self.store.save(state)
 
     def _stopped(self, state: RebaseState) -> Stopped:
         p = state.patches[state.current]
-        return Stopped(p.name, state.steps[state.step], state.conflict_files, state.conflict_detail, self.repo.root)
+        onto = state.steps[state.step]
+        reason = proving.drop_reason(state.conflict_obsolete, onto) if state.conflict_obsolete else ""
+        return Stopped(p.name, onto, state.conflict_files, state.conflict_detail, self.repo.root,
+                       state.conflict_causes, reason)

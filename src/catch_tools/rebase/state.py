@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from catch_tools.errors import UserError
+from catch_tools.rebase.cause import Cause
 from catch_tools.userfiles import read_utf8_file, write_atomic
 
 #: The series replayed on the old base (range-diff's left side), kept reachable while the rebase runs.
@@ -60,6 +61,7 @@ class StepResult:
     detail: str = ""  # offsets, upstream commit, drop reason...
     upstream_commit: str | None = None  # for "upstreamed": the upstream commit with the same patch-id, when found
     files: list[str] = field(default_factory=list)  # for conflicts: the files that conflicted
+    causes: list[Cause] = field(default_factory=list)  # for conflicts: the upstream changes behind them
 
 
 @dataclass
@@ -118,6 +120,9 @@ class RebaseState:
     old_tip: str | None = None  # the series replayed on the old base (range-diff's left side)
     conflict_files: list[str] = field(default_factory=list)
     conflict_detail: str = ""
+    conflict_causes: list[Cause] = field(default_factory=list)  # the upstream changes behind the conflict
+    conflict_obsolete: str = ""  # the conflicting patch's test when it passes on the step's base without the patch
+    prove: str = "all"  # which patches prove themselves on the new base: all, conflicts, none (rebase.proving)
     finalize_started: bool = False  # set before the final phase first writes patches/ (a resume restores the backup)
     format: int = FORMAT
 
