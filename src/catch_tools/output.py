@@ -46,6 +46,18 @@ def console(*, stderr: bool = False, file: TextIO | None = None) -> Console:
     return Console(file=stream, width=UNBOUNDED, no_color=True, highlight=False, soft_wrap=False)
 
 
+def print_table(tab: Table, *, stderr: bool = False) -> None:
+    """Print ``tab`` on a :func:`console`; off a terminal the console is exactly as wide as the table's widest row
+    (rich's ``Measurement``), so rows are whole and neither the title nor the cells are padded to
+    :data:`UNBOUNDED`."""
+    from rich.measure import Measurement
+
+    shown = console(stderr=stderr)
+    if shown.width == UNBOUNDED:
+        shown.width = max(1, Measurement.get(shown, shown.options, tab).maximum)
+    shown.print(tab)
+
+
 def table(title: str | None = None) -> Table:
     """An empty rich table in the tooling's style (add columns with :func:`column`)."""
     from rich.table import Table

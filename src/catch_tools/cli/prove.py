@@ -53,7 +53,7 @@ def print_table(results: list[PatchProof]) -> None:
     for r in results:
         verdict = "[green]proven[/green]" if r.ok else "[red]REJECTED[/red]"
         table.add_row(r.patch, r.test or "-", r.unpatched, r.patched, verdict, f"{r.seconds:.1f}")
-    output.console().print(table)
+    output.print_table(table)
 
 
 def _table(patches_dir: Path, root: Path, check: bool) -> int:

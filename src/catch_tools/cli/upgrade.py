@@ -83,7 +83,7 @@ def print_table(rep: dict[str, Any]) -> None:
         style = {"passed": "green", "failed": "bold red"}.get(r["status"], "dim")
         text = r["detail"] + (f"\nnext: {r['next']}" if r["next"] and r["status"] == "failed" else "")
         table.add_row(r["step"], f"[{style}]{r['status']}[/]", f"{float(r['seconds']):.1f}", text)
-    output.console().print(table)
+    output.print_table(table)
     output.say(f"total {rep['total_seconds']} s; report: {rep['work']}/upgrade-report.md")
 
 

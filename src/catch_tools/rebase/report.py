@@ -205,7 +205,7 @@ def print_summary(report: dict[str, Any], paths: list[Path]) -> None:
         details = _upstream_text(p) + details + "".join(f"; {c}" for c in _cause_lines(p, whole=False)
                                                          if not c.startswith(" "))
         table.add_row(p["name"], p["label"], proof_text(p), details)
-    output.console().print(table)
+    output.print_table(table)
     output.say(f"{report['inputs']} patches in, {report['outputs']} out; proof on {report['new_base']['ref']}: "
                f"{report['proven']} proven, {report['not_proven']} not proven; report: " + ", ".join(map(str, paths)))
     output.say(f"next: python scripts/upgrade.py (the {report['new_base']['ref']} wheel: fetch, backend build and "
