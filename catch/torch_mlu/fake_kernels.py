@@ -12,8 +12,8 @@ returns what its C++ kernel returns, in the same memory layout:
   ``int8_linear``, ``int8_conv2d_acc``, ``int8_conv2d``; their shape checks mirror the native kernels;
 - matrix products (``catch/csrc/kernels/gemm.cpp``): ``mm``, ``addmm``, ``linear_gelu``;
 - convolution (``catch/csrc/kernels/conv.cpp``): ``convolution``, ``convolution_backward``;
-- max pooling (``catch/csrc/kernels/pool.cpp``): ``max_pool2d_with_indices``,
-  ``max_pool2d_with_indices_backward``;
+- max pooling: ``max_pool2d_with_indices`` (``catch/csrc/kernels/pool.cpp``) and
+  ``max_pool2d_with_indices_backward`` (ATen's kernel);
 - attention (``catch/csrc/kernels/attention.cpp``): ``attention``, ``attention_backward``,
   ``attention_with_probs``, ``attention_backward_with_probs``.
 
@@ -132,7 +132,7 @@ def _convolution_backward_fake(grad_output: torch.Tensor, input: torch.Tensor, w
 def _max_pool2d_backward_fake(grad_output: torch.Tensor, self: torch.Tensor, kernel_size: list[int],
                               stride: list[int], padding: list[int], dilation: list[int], ceil_mode: bool,
                               indices: torch.Tensor) -> torch.Tensor:
-    # ATen's meta kernel: the C++ kernel returns the same sizes and memory format
+    # ATen's meta kernel for ATen's kernel
     return _aten.max_pool2d_with_indices_backward.default(grad_output, self, kernel_size, stride, padding, dilation,
                                                           ceil_mode, indices)
 

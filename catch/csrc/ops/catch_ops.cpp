@@ -5,6 +5,7 @@
 // implementations. Catch's math kernels (kernels/) serve CPU tensors, which compiled fusion groups hand them; on mlu
 // they run as device kernels on the host views (device_kernel.h), except linear_gelu, whose mlu kernel is ATen's ops.
 // The int8 kernels (quantized_ops.h) take CPU and mlu tensors alike.
+#include <ATen/Functions.h>
 #include <torch/library.h>
 
 #include "../kernels/attention.h"
@@ -16,6 +17,17 @@
 #include "quantized_ops.h"
 
 namespace torch_mlu {
+namespace {
+
+at::Tensor aten_max_pool2d_with_indices_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                                 at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                                                 at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode,
+                                                 const at::Tensor& indices) {
+  return at::max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode,
+                                              indices);
+}
+
+}  // namespace
 
 TORCH_LIBRARY_FRAGMENT(torch_mlu, m) {
   // attention (kernels/attention.h, attention_probs.h)
@@ -49,7 +61,8 @@ TORCH_LIBRARY_FRAGMENT(torch_mlu, m) {
         {at::Tag::flexible_layout});
   m.def("linear_gelu(Tensor input, Tensor weight, Tensor? bias, bool derivative=False) -> (Tensor, Tensor)",
         {at::Tag::flexible_layout});
-  // max pooling (kernels/pool.h)
+  // max pooling: Catch's forward (kernels/pool.h); the backward is ATen's kernel, an op of its own so that compiled
+  // groups call it instead of Inductor's lowering (torch_mlu.compile.kernels, ATEN_KERNELS)
   m.def(
       "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
       "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)");
@@ -80,7 +93,7 @@ TORCH_LIBRARY_IMPL(torch_mlu, CPU, m) {
   m.impl("addmm", &addmm);
   m.impl("linear_gelu", &linear_gelu);
   m.impl("max_pool2d_with_indices", &max_pool2d_with_indices);
-  m.impl("max_pool2d_with_indices_backward", &max_pool2d_with_indices_backward);
+  m.impl("max_pool2d_with_indices_backward", &aten_max_pool2d_with_indices_backward);
   m.impl("quantize_int8", &quantize_int8);
   m.impl("int8_mm", &int8_mm);
   m.impl("int8_linear", &int8_linear);

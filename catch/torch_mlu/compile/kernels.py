@@ -40,12 +40,12 @@ channel pair instead of 36 (faster than oneDNN on its 16->32 layer, forward and 
 im2col products on the register-tiled loops.
 
 The same pass keeps some ops as extern calls where Inductor's own code for the op is slower (:data:`ATEN_KERNELS`):
-it swaps the node for a ``torch_mlu`` op of the same schema, which Inductor cannot look into, and which runs Catch's
-kernel where it applies (``catch/csrc/kernels/pool.cpp``) and ATen's otherwise. ``max_pool2d_with_indices``:
-Inductor's lowering ends in a scalar index loop, the slowest kernel of the digits CNN's forward, several times
-Catch's time. ``max_pool2d_with_indices_backward``: Inductor lowers it to a gather over each input's pooling windows
-whose C++ loop it cannot vectorize (integer floor divisions in the index), several times slower than ATen's kernel on
-the digits CNN's 64x32x8x8 input; Catch's kernel handles windows that do not overlap. This applies with every
+it swaps the node for a ``torch_mlu`` op of the same schema, which Inductor cannot look into.
+``max_pool2d_with_indices``: Inductor's lowering ends in a scalar index loop, the slowest kernel of the digits CNN's
+forward, several times the time of Catch's kernel (``catch/csrc/kernels/pool.cpp``), which the op runs where it
+applies and ATen's otherwise. ``max_pool2d_with_indices_backward``: Inductor lowers it to a gather over each input's
+pooling windows whose C++ loop it cannot vectorize (integer floor divisions in the index), several times slower than
+ATen's kernel on the digits CNN's 64x32x8x8 input; the op runs ATen's kernel. This applies with every
 ``CATCH_FUSE_KERNELS`` setting.
 
 Whether a Catch kernel pays depends on the CPU (MKL's and oneDNN's code paths differ by vendor and ISA) and on the
@@ -303,8 +303,8 @@ def use_catch_kernels(graph: Graph, setting: str = "catch", timer: Timer = best_
     return used
 
 
-# ATen op -> the torch_mlu op that compiled code calls instead (same arguments and result): Catch's kernel where it
-# applies, ATen's otherwise (catch/csrc/kernels/pool.cpp).
+# ATen op -> the torch_mlu op that compiled code calls instead (same arguments and result): for the forward Catch's
+# kernel where it applies and ATen's otherwise (catch/csrc/kernels/pool.cpp), for the backward ATen's kernel.
 ATEN_KERNELS = {
     _aten.max_pool2d_with_indices.default: torch.ops.torch_mlu.max_pool2d_with_indices.default,
     _aten.max_pool2d_with_indices_backward.default: torch.ops.torch_mlu.max_pool2d_with_indices_backward.default,
