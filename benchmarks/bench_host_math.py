@@ -19,13 +19,13 @@ laid out as the graphs lay them out, forward and backward:
 * ``linear_gelu``: ``torch_mlu.linear_gelu`` against ``aten.addmm`` + ``aten.gelu`` (+ ``aten.gelu_backward`` for
   the derivative the training graph asks for);
 * ``conv``: ``torch_mlu.convolution`` / ``convolution_backward`` against ATen's -- the digits CNN's and the ResNet's
-  stride-1 layers, ``run_all.py``'s 28x28 CNN and ``bench_conv.py``'s layers;
+  stride-1 layers, ``run_all.py``'s 28x28 CNN and the layers the former ``bench_conv.py`` measured;
 * ``pool``: ``torch_mlu.max_pool2d_with_indices`` / ``_backward`` against ATen's (the digits CNN's and the 28x28
   CNN's ``MaxPool2d(2)``); also eager ``F.max_pool2d`` on mlu (Catch's kernel through the device kernel) against
   the same call on CPU;
 * ``attention``, ``attention_probs``: ``torch_mlu.attention`` / ``attention_backward`` and the ``*_with_probs``
   pair against ATen's CPU flash attention -- the transformer block of ``bench_compile.py`` and
-  ``bench_attention.py``'s shapes (the transformer LM's causal attention never takes them).
+  the shapes the former ``bench_attention.py`` measured (the transformer LM's causal attention never took them).
 
 Timing: the two calls alternate (ATen, Catch, Catch, ATen, ... so neither always runs right after the other), each
 sample a run of calls of at least ~2 ms, at each ``--threads`` count; each side's median per call is kept, in wall
