@@ -20,9 +20,9 @@ laid out as the graphs lay them out, forward and backward:
   the derivative the training graph asks for);
 * ``conv``: ``torch_mlu.convolution`` / ``convolution_backward`` against ATen's -- the digits CNN's and the ResNet's
   stride-1 layers, ``run_all.py``'s 28x28 CNN and the layers the former ``bench_conv.py`` measured;
-* ``pool``: ``torch_mlu.max_pool2d_with_indices`` / ``_backward`` against ATen's (the digits CNN's and the 28x28
-  CNN's ``MaxPool2d(2)``); also eager ``F.max_pool2d`` on mlu (Catch's kernel through the device kernel) against
-  the same call on CPU;
+* ``pool``: ``torch_mlu.max_pool2d_with_indices`` against ATen's (the digits CNN's and the 28x28 CNN's
+  ``MaxPool2d(2)``; the backward op now runs ATen's kernel, so its rows say removed); also eager ``F.max_pool2d`` on
+  mlu (Catch's kernel through the device kernel) against the same call on CPU;
 * ``attention``, ``attention_probs``: ``torch_mlu.attention`` / ``attention_backward`` and the ``*_with_probs``
   pair against ATen's CPU flash attention -- the transformer block of ``bench_compile.py`` and
   the shapes the former ``bench_attention.py`` measured (the transformer LM's causal attention never took them).
@@ -270,14 +270,8 @@ def pool_cases() -> list[Case]:
             return ((lambda: aten.max_pool2d_with_indices.default(x, [2, 2], [2, 2])),
                     (lambda: op(x, [2, 2], [2, 2])))
 
-        def backward(inputs: Callable[[], tuple[torch.Tensor, ...]] = inputs) -> tuple[Fn, Fn] | None:
-            op = catch_op("max_pool2d_with_indices_backward")
-            if op is None:
-                return None
-            x, grad, idx = inputs()
-            args = ([2, 2], [2, 2], [0, 0], [1, 1], False)
-            return ((lambda: aten.max_pool2d_with_indices_backward.default(grad, x, *args, idx)),
-                    (lambda: op(grad, x, *args, idx)))
+        def backward() -> tuple[Fn, Fn] | None:
+            return None  # torch_mlu::max_pool2d_with_indices_backward runs ATen's kernel: Catch's was removed
 
         def eager(inputs: Callable[[], tuple[torch.Tensor, ...]] = inputs) -> tuple[Fn, Fn] | None:
             if catch_op("max_pool2d_with_indices") is None:
