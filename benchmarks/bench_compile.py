@@ -15,9 +15,8 @@ time (the latter is steadier on a shared machine); ratios are compiled / eager (
 block). ``--threads`` sets ``torch.set_num_threads`` for both (default 1: eager mlu kernels and
 generated kernels then both run on one core; the autograd engine's mlu thread inherits the setting).
 
-Compiled groups use Catch's attention and GEMM kernels where they measure faster (``torch_mlu.compile.kernels``);
-run with ``CATCH_FUSE_KERNELS=aten`` to time the compiled models with ATen's kernels only, or ``catch`` to force
-Catch's kernels wherever they apply.
+Run with ``CATCH_FUSE_KERNELS=aten`` to time the compiled models with Inductor's partitioning alone
+(``torch_mlu.compile.kernels``).
 """
 
 from __future__ import annotations
@@ -122,9 +121,6 @@ LIBRARY_KERNELS = frozenset({
     "aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "mkldnn::_linear_pointwise",
     "aten::mkldnn_convolution", "aten::convolution_backward", "mkldnn::_convolution_pointwise",
     "aten::_scaled_dot_product_flash_attention_for_cpu", "aten::_scaled_dot_product_flash_attention_for_cpu_backward",
-    "torch_mlu::mm", "torch_mlu::addmm", "torch_mlu::attention", "torch_mlu::attention_backward",
-    "torch_mlu::attention_with_probs", "torch_mlu::attention_backward_with_probs",
-    "torch_mlu::convolution", "torch_mlu::convolution_backward",
 })
 
 

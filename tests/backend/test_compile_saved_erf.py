@@ -19,7 +19,7 @@ from torch_mlu.compile import kernels, saved_erf
 
 
 def _mlp() -> torch.nn.Module:
-    # a LayerNorm between the linear and GELU: a GELU right after a linear becomes torch_mlu.linear_gelu, no erf
+    # a LayerNorm between the linear and GELU (the GELU of a plain MLP computes the same erf)
     return torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.LayerNorm(64), torch.nn.GELU(),
                                torch.nn.Linear(64, 16))
 
@@ -42,8 +42,8 @@ def test_gelu_backward_takes_erf_from_the_forward_and_trains_like_cpu(monkeypatc
 
 
 def test_inductors_own_partitioning_computes_erf_again(monkeypatch):
-    # The contrast: with ATen's kernels only, the partitioner recomputes the erf in the backward, as it does for
-    # pointwise ops it deems free.
+    # The contrast: with Inductor's partitioning alone (CATCH_FUSE_KERNELS=aten), the partitioner recomputes the erf
+    # in the backward, as it does for pointwise ops it deems free.
     monkeypatch.setenv(kernels.KERNELS_ENV, "aten")
     forward_ops, backward_ops = _train_once(torch.randn(32, 16))
     assert forward_ops.get("aten.erf.default") == 1

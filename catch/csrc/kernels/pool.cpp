@@ -1,19 +1,18 @@
 // SPDX-FileCopyrightText: 2026 Catch Developers
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// 2-d max pooling with indices for compiled fusion groups:
+// 2-d max pooling with indices, for eager mlu tensors and compiled fusion groups:
 //
 //   torch_mlu::max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode) -> (values, indices)
-//   torch_mlu::max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode,
-//                                               indices) -> grad_input
 //
-// the schemas and results of aten::max_pool2d_with_indices and its backward (the backward's fast path: see
-// backward_fast_path below). torch_mlu.compile keeps the forward out of Inductor's
-// decompositions and swaps it for this one (kernels.py, ATEN_KERNELS). Why: Inductor lowers max pooling with indices
-// to a window reduction into int8 offsets plus a pointwise conversion to int64 indices, and its C++ backend emits
-// the latter as a scalar loop with a bounds check and an integer floor division per element, the slowest kernel of
-// the digits CNN's forward (64x32x8x8 input). ATen's own CPU kernel for contiguous (NCHW) input is slower still (a
-// scalar loop that branches on each comparison).
+// the schema and results of aten::max_pool2d_with_indices (its backward is ATen's kernel). Eager mlu calls of
+// max_pool2d_with_indices run it as their device kernel (ops/redirects.h), and torch_mlu.compile keeps the op out of
+// Inductor's decompositions and swaps it for this one (kernels.py, ATEN_KERNELS). Why: ATen's CPU kernel for
+// contiguous (NCHW) input is a scalar loop that branches on each comparison, and Inductor lowers max pooling with
+// indices to a window reduction into int8 offsets plus a pointwise conversion to int64 indices, which its C++ backend
+// emits as a scalar loop with a bounds check and an integer floor division per element. benchmarks/bench_host_math.py
+// measures this kernel against ATen's on the demos' pooling layers; tests/backend/test_host_math.py checks it against
+// ATen's on adversarial inputs.
 //
 // The common case -- float32, contiguous NCHW (4-d or 3-d), no padding, dilation 1, ceil_mode false -- is one pass
 // here, parallel over planes: per output, the window's values in row-major order, keeping the first
@@ -235,63 +234,6 @@ std::tuple<at::Tensor, at::Tensor> max_pool2d_with_indices(const at::Tensor& sel
     }
   });
   return {values, indices};
-}
-
-namespace {
-
-// The gradient of max pooling over windows that do not overlap (kernel == stride, no padding, dilation 1): each input
-// element is in at most one window, so a plane's gradient is zeros plus each output's gradient at its index -- one
-// pass over the plane, parallel over planes, where ATen's kernel is reached from compiled code through a Python
-// registration, which takes longer than this kernel in the digits CNN's backward group. Indices of -1 are
-// skipped as ATen skips them; an index outside its plane is an error (ATen's kernel would write out of bounds).
-bool backward_fast_path(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef kernel,
-                        at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode,
-                        const at::Tensor& indices) {
-  if (!fast_path(self, kernel, stride, padding, dilation, ceil_mode)) return false;
-  if (grad_output.scalar_type() != at::kFloat || indices.scalar_type() != at::kLong) return false;
-  if (grad_output.device() != self.device() || indices.device() != self.device()) return false;
-  if (!grad_output.is_contiguous() || !indices.is_contiguous() || grad_output.sizes() != indices.sizes()) return false;
-  if (grad_output.dim() != self.dim()) return false;
-  for (int64_t d = 0; d < self.dim() - 2; ++d) {
-    if (grad_output.size(d) != self.size(d)) return false;
-  }
-  const int64_t kh = kernel[0], kw = kernel[1];
-  const int64_t sh = stride.empty() ? kh : stride[0], sw = stride.empty() ? kw : stride[1];
-  const int64_t oh = (self.size(-2) - kh) / sh + 1, ow = (self.size(-1) - kw) / sw + 1;
-  return sh == kh && sw == kw && grad_output.size(-2) == oh && grad_output.size(-1) == ow;
-}
-
-}  // namespace
-
-at::Tensor max_pool2d_with_indices_backward(const at::Tensor& grad_output, const at::Tensor& self,
-                                            at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                                            at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode,
-                                            const at::Tensor& indices) {
-  if (!backward_fast_path(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)) {
-    return at::max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode,
-                                                indices);
-  }
-  const int64_t plane = self.size(-2) * self.size(-1);
-  const int64_t count = grad_output.size(-2) * grad_output.size(-1);
-  const int64_t planes = self.numel() / plane;
-  auto grad_input = at::empty(self.sizes(), self.options());
-  const float* go = grad_output.const_data_ptr<float>();
-  const int64_t* ind = indices.const_data_ptr<int64_t>();
-  float* gi = grad_input.data_ptr<float>();
-  at::parallel_for(0, planes, plane_grain(plane), [&](int64_t begin, int64_t end) {
-    for (int64_t p = begin; p < end; ++p) {
-      float* g = gi + p * plane;
-      std::fill(g, g + plane, 0.0f);
-      for (int64_t k = 0; k < count; ++k) {
-        const int64_t i = ind[p * count + k];
-        if (i == -1) continue;
-        TORCH_CHECK(i >= 0 && i < plane, "max_pool2d_with_indices_backward: index ", i, " is outside its ",
-                    self.size(-2), "x", self.size(-1), " plane");
-        g[i] += go[p * count + k];
-      }
-    }
-  });
-  return grad_input;
 }
 
 }  // namespace torch_mlu

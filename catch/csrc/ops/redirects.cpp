@@ -45,7 +45,6 @@ void catch_kernel(const c10::OperatorHandle& op, Stack* stack) {
   });
 }
 constexpr char kCatchMaxPool[] = "torch_mlu::max_pool2d_with_indices";
-constexpr char kCatchMaxPoolBackward[] = "torch_mlu::max_pool2d_with_indices_backward";
 
 }  // namespace
 
@@ -84,14 +83,11 @@ void convolution_backward_kernel(const c10::OperatorHandle& op, c10::DispatchKey
 }
 
 // ATen's kernel for contiguous (NCHW) input is a scalar loop that branches on each comparison, several times slower
-// than Catch's branch-free 2x2 kernel on the digits CNN's pooling input (64x32x8x8) at 1 and 2 threads; Catch's
-// kernels hand every case outside their fast paths to ATen's CPU kernels.
+// than Catch's branch-free kernel on the demos' pooling inputs (benchmarks/bench_host_math.py); Catch's kernel hands
+// every case outside its fast path to ATen's CPU kernel. The backward is ATen's kernel, through the generic device
+// kernel.
 void max_pool2d_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, Stack* stack) {
   catch_kernel<kCatchMaxPool>(op, stack);
-}
-
-void max_pool2d_backward_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, Stack* stack) {
-  catch_kernel<kCatchMaxPoolBackward>(op, stack);
 }
 
 // scaled_dot_product_attention asks _fused_sdp_choice_stub which kernel to use for the query's device type

@@ -3,7 +3,7 @@
 
 // Device kernels that run another host computation than the op's own CPU kernel: the device's random engine for
 // ops drawing from the default CPU generator, aten::convolution for the Overrideable convolution pair, Catch's
-// max-pooling kernels, and the fused-SDPA choice.
+// max-pooling kernel, and the fused-SDPA choice.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -26,10 +26,9 @@ void convolution_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torc
 // output_padding, groups, output_mask) -> aten::convolution_backward, which also takes bias_sizes.
 void convolution_backward_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack);
 
-// max_pool2d_with_indices and its backward (the functional overloads) run Catch's kernels
-// (torch_mlu::max_pool2d_with_indices[_backward], same schemas, ATen's values and indices) on the host views.
+// max_pool2d_with_indices (the functional overload) runs Catch's kernel (torch_mlu::max_pool2d_with_indices, same
+// schema, ATen's values and indices) on the host views.
 void max_pool2d_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack);
-void max_pool2d_backward_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack);
 
 // mlu's entry of _fused_sdp_choice_stub: CPU's rules (_fused_sdp_choice_cpp).
 int64_t mlu_fused_sdp_choice(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,

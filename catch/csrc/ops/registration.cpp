@@ -51,8 +51,6 @@ void register_device_ops(torch::Library& lib) {
       // registered above
     } else if (full == "aten::max_pool2d_with_indices") {
       lib.impl(full.c_str(), torch::CppFunction::makeFromBoxedFunction<&max_pool2d_kernel>());
-    } else if (full == "aten::max_pool2d_with_indices_backward") {
-      lib.impl(full.c_str(), torch::CppFunction::makeFromBoxedFunction<&max_pool2d_backward_kernel>());
     } else if (base == "native_dropout") {
       lib.impl(full.c_str(), torch::CppFunction::makeFromBoxedFunction<&implicit_rng_kernel>());
     } else {

@@ -11,8 +11,8 @@ as an eager mlu kernel. Importing this package registers Dynamo's device interfa
 
 - ``FUSE_GROUP_DEBUG_MODE=cpu|eager|layerwise`` switches how fusion groups run (:mod:`.debug_mode`).
 - :func:`last_report` / ``CATCH_FUSE_REPORT=<path>``: the groups formed and the nodes left out (:mod:`.report`).
-- ``CATCH_FUSE_KERNELS=auto|catch|aten``: Catch's attention and GEMM kernels where measured faster (default), always, or
-  never (:mod:`.kernels`).
+- ``CATCH_FUSE_KERNELS=auto|catch|aten``: ``aten`` leaves the partitioning of training graphs to Inductor alone
+  (:mod:`.kernels`).
 """
 
 from __future__ import annotations

@@ -18,9 +18,8 @@ traces it, where views and clones do not appear yet:
 with ``kᵀ`` as ``k.transpose(-2, -1)`` (any spelling of the last two dims) or ``k.mT``, ``c`` a positive Python
 number, each intermediate used only by the next step, and q (B, H, L, D), k (B, H, S, D), v (B, H, S, Dv) float32
 mlu tensors. It becomes ``F.scaled_dot_product_attention(q, k, v, scale=c)`` (``1 / c`` for a division), which the
-mlu device runs as CPU's flash kernels, and whose training graph Catch's kernels then take over
-(:mod:`torch_mlu.compile.kernels`, :mod:`torch_mlu.compile.saved_probs`). Dropout or a mask between the steps, a
-softmax that is also returned, and broadcast batch dimensions are left as written. A softmax over another dim
+mlu device runs as CPU's flash kernels, forward and backward, in compiled groups too. Dropout or a mask between the
+steps, a softmax that is also returned, and broadcast batch dimensions are left as written. A softmax over another dim
 between two products is shielded from Inductor's patterns, which would fuse it as if it were over the last
 (:func:`shield_softmax_over_other_dims`).
 """

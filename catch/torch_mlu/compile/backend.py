@@ -25,9 +25,7 @@ from torch.fx import GraphModule
 
 from torch_mlu.compile.attention_pattern import fuse_attention, shield_softmax_over_other_dims
 from torch_mlu.compile.decompositions import decompositions
-from torch_mlu.compile.errors import FuseConfigError
 from torch_mlu.compile.kernels import kernels_setting
-from torch_mlu.compile.linear_gelu import fuse_linear_gelu
 from torch_mlu.compile.partition import partition_graph
 from torch_mlu.compile.report import FuseReport, new_report, publish
 
@@ -39,31 +37,26 @@ def _compile_graph(report: FuseReport, kind: str, gm: GraphModule, example_input
 
 
 class _SavedForBackwardPass(CustomGraphPass):
-    """Inductor's ``joint_custom_post_pass`` for mlu graphs: what the forward saves for the backward. Attention keeps
-    its probabilities (:func:`~torch_mlu.compile.saved_probs.keep_probs`) and erf's output is saved
-    (:func:`~torch_mlu.compile.saved_erf.save_erf`), unless ``CATCH_FUSE_KERNELS`` is ``aten`` (read when the pass is
-    made). ``uuid`` hashes both modules, :mod:`torch_mlu.fake_kernels` (the layouts of the ops put in) and the
-    setting, for Inductor's and AOTAutograd's caches (``torch._inductor.custom_graph_pass``)."""
+    """Inductor's ``joint_custom_post_pass`` for mlu graphs: what the forward saves for the backward. erf's output is
+    saved (:func:`~torch_mlu.compile.saved_erf.save_erf`), unless ``CATCH_FUSE_KERNELS`` is ``aten`` (read when the
+    pass is made). ``uuid`` hashes that module and the setting, for Inductor's and AOTAutograd's caches
+    (``torch._inductor.custom_graph_pass``)."""
 
     def __init__(self) -> None:
         self.setting = kernels_setting()
 
     def __call__(self, graph: torch.fx.Graph) -> None:
         from torch_mlu.compile.saved_erf import save_erf
-        from torch_mlu.compile.saved_probs import keep_probs
 
         if self.setting != "aten":
-            keep_probs(graph)
             save_erf(graph)
 
     def uuid(self) -> bytes:
         from torch._inductor.custom_graph_pass import get_hash_for_files
 
-        from torch_mlu import fake_kernels
-        from torch_mlu.compile import saved_erf, saved_probs
+        from torch_mlu.compile import saved_erf
 
-        files = (saved_probs.__file__, saved_erf.__file__, fake_kernels.__file__)
-        return get_hash_for_files(files) + self.setting.encode()
+        return get_hash_for_files((saved_erf.__file__,)) + self.setting.encode()
 
 
 def _partition(gm: GraphModule, joint_inputs: Sequence[Any], **kwargs: Any) -> tuple[GraphModule, GraphModule]:
@@ -85,20 +78,10 @@ def _partition(gm: GraphModule, joint_inputs: Sequence[Any], **kwargs: Any) -> t
     relu_backward = "aten.threshold_backward.default"
     if any(relu_backward in (str(node.target), str(node.meta.get("original_aten"))) for node in gm.graph.nodes):
         kwargs["partitioner_fn_override"] = default_partition
-    # After Inductor's own joint-graph passes (which form the attention pattern): attention keeps P for its backward,
-    # and the backward takes erf's output from the forward.
+    # After Inductor's own joint-graph passes (which form the attention pattern): the backward takes erf's output from
+    # the forward.
     with config.patch(joint_custom_post_pass=_SavedForBackwardPass()):
         return partition_fn(gm, joint_inputs, **kwargs)
-
-
-def _catch_kernels_wanted() -> bool:
-    """Whether ``CATCH_FUSE_KERNELS`` lets Catch's kernels in (not ``aten``). An invalid value counts as no here: its
-    :class:`~torch_mlu.compile.errors.FuseConfigError` is raised when the first fusion group compiles, at the first
-    call, rather than wrapped in Dynamo's ``BackendCompilerFailed``."""
-    try:
-        return kernels_setting() != "aten"
-    except FuseConfigError:
-        return False
 
 
 def _has_symbolic_shapes(example_inputs: Sequence[Any]) -> bool:
@@ -116,11 +99,8 @@ def mlu_backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor], **
     ``gm``/``example_inputs``: Dynamo's graph and fake inputs (``torch._dynamo`` ``CompilerFn`` protocol). Returns
     the AOTAutograd-wrapped callable; training works through the backward graph. Attention written out by hand is
     first rewritten into ``F.scaled_dot_product_attention``, a softmax over another dim between two products is
-    kept from Inductor's attention patterns (:mod:`torch_mlu.compile.attention_pattern`), and a linear layer
-    followed by GELU becomes one ``torch_mlu.linear_gelu`` unless ``CATCH_FUSE_KERNELS=aten``
-    (:mod:`torch_mlu.compile.linear_gelu`). Options
-    are not accepted: ``torch.compile(..., options=...)`` raises ``TypeError`` naming them. A graph with symbolic
-    shapes (Dynamo's
+    kept from Inductor's attention patterns (:mod:`torch_mlu.compile.attention_pattern`). Options are not accepted:
+    ``torch.compile(..., options=...)`` raises ``TypeError`` naming them. A graph with symbolic shapes (Dynamo's
     automatic dynamic shapes, after an input's shape changed) gets a ``UserWarning``: none of its nodes can be
     fused.
     """
@@ -134,8 +114,6 @@ def mlu_backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor], **
     if not _has_symbolic_shapes(example_inputs):
         fuse_attention(gm)
         shield_softmax_over_other_dims(gm)
-        if _catch_kernels_wanted():
-            fuse_linear_gelu(gm)
     else:
         warnings.warn(
             "mlu backend: this graph has dynamic shapes (Dynamo recompiles with symbolic sizes once an input's shape "

@@ -3,8 +3,8 @@
 """A fusion group at run time: one ATen sub-graph, executed as selected by ``FUSE_GROUP_DEBUG_MODE``.
 
 Compiled mode hands the group to PyTorch Inductor for the CPU (``torch._inductor.compile_fx.compile_fx``: C++
-kernels with fused loops, extern BLAS/oneDNN calls for matmul and convolution), after swapping in Catch's own
-kernels where they apply (:mod:`torch_mlu.compile.kernels`), and runs the result on host views of
+kernels with fused loops, extern BLAS/oneDNN calls for matmul and convolution), after the post-grad pass of
+:mod:`torch_mlu.compile.kernels`, and runs the result on host views of
 the mlu inputs (``torch_mlu._C._host_args``, as :mod:`torch_mlu.host_view` makes them), so kernels read device
 memory in place. The compiled code runs in the runtime's host-kernel mode (``torch_mlu._C._run_host_kernel``: the CPU
 allocator hands out blocks of the mlu caching allocator on the group's device), so its buffers -- outputs included --
@@ -15,26 +15,23 @@ kept per input signature (shapes, strides, dtypes).
 from __future__ import annotations
 
 import copy
-import queue
 import warnings
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, TypeVar
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import torch
 from torch.fx import GraphModule, Interpreter, Node
-from torch.utils._python_dispatch import _disable_current_modes
 from torch.utils._pytree import tree_map
 
 from torch_mlu import _C, mlu
 from torch_mlu.compile.debug_mode import debug_mode, tolerances
 from torch_mlu.compile.decompositions import decompositions
 from torch_mlu.compile.host_malloc import keep_host_buffers
-from torch_mlu.compile.kernels import CatchKernelPass, best_times, kernels_setting
+from torch_mlu.compile.kernels import CatchKernelPass, kernels_setting
 from torch_mlu.compile.report import GroupReport, publish
 
 _CPU = torch.device("cpu")
-_T = TypeVar("_T")
 
 
 def _device_to_cpu(value: Any) -> Any:
@@ -168,82 +165,13 @@ class FusionGroup(torch.nn.Module):
         # The first call happens inside AOTAutograd's runtime wrapper, whose dispatch modes and tracing state are
         # thread-local: compile on a fresh thread so Inductor's own AOTAutograd pass starts from a clean state, with
         # the caller's intra-op thread count (generated kernels size their work split by it).
-        # Kernel timings (CATCH_FUSE_KERNELS=auto) are handed back to this thread, which runs them while it waits.
         threads = torch.get_num_threads()
-        caller = CallerThread()
-        kernel_pass = CatchKernelPass(kernels_setting(), timer=caller.timer)
+        kernel_pass = CatchKernelPass(kernels_setting())
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="catch-fuse-compile") as pool:
-            compiling = pool.submit(_inductor_compile, self.cpu_gm, host_args, threads, kernel_pass)
-            caller.serve(compiling)
-            compiled = compiling.result()
+            compiled = pool.submit(_inductor_compile, self.cpu_gm, host_args, threads, kernel_pass).result()
         self.report.kernels = kernel_pass.used
-        self.report.measured = [m.format() for m in kernel_pass.measurements]
         publish()
         return compiled
-
-
-class CallerThread:
-    """Work that the compile thread hands back to the thread that called the fusion group, run there while that
-    thread waits for the compilation (:meth:`serve`).
-
-    Kernel timings (:meth:`timer`, for ``CATCH_FUSE_KERNELS=auto``) must be taken on the thread that will run the
-    kernels. On a fresh thread the same GEMM is 2-10x slower, and unevenly so (best of 5 at 2 threads, from
-    64x10 @ 10x64 to 512x256 @ 256x64), so the choice between ATen's and Catch's kernels followed noise.
-    """
-
-    def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]] | None] = queue.SimpleQueue()
-        self._stopped: BaseException | None = None
-
-    def run(self, fn: Callable[[], _T]) -> _T:
-        """From another thread: ``fn()`` run on the serving thread; returns its result or raises its exception.
-
-        Raises :class:`RuntimeError` when the serving thread stopped serving (it was interrupted, e.g. by
-        ``KeyboardInterrupt``), so the compile thread ends instead of waiting for ever.
-        """
-        done: Future[_T] = Future()
-        self._jobs.put((fn, done))
-        while True:
-            try:
-                return done.result(timeout=0.05)
-            except TimeoutError:
-                if self._stopped is not None and not done.done():
-                    raise RuntimeError("the thread that called the fusion group was interrupted while it compiled "
-                                       "the group") from self._stopped
-
-    def timer(self, first: Callable[[], object], second: Callable[[], object]) -> tuple[float, float]:
-        """:func:`~torch_mlu.compile.kernels.best_times` of ``first`` and ``second``, run on the serving thread
-        without autograd recording and with its Python dispatch modes set aside: the inputs are real CPU tensors, and
-        a group's first call runs under AOTAutograd's ``_AnalyzeCustomOpInputOutputMode``, which adds a fixed cost to
-        every op, larger than a small kernel's time."""
-        def timed() -> tuple[float, float]:
-            with _disable_current_modes(), torch.no_grad():
-                return best_times(first, second)
-
-        return self.run(timed)
-
-    def serve(self, until: Future[Any]) -> None:
-        """Runs the handed-over work on this thread until ``until`` is done (its result is left to the caller).
-
-        An exception of the work goes back to the thread that handed it over. An interruption of this thread (any
-        ``BaseException`` that is not an ``Exception``) stops the serving: the job it hit gets it, later ones a
-        :class:`RuntimeError` (see :meth:`run`), and it propagates here.
-        """
-        until.add_done_callback(lambda _: self._jobs.put(None))
-        current: Future[Any] | None = None
-        try:
-            while (job := self._jobs.get()) is not None:
-                fn, current = job
-                try:
-                    current.set_result(fn())
-                except Exception as exc:
-                    current.set_exception(exc)
-                current = None
-        except BaseException as exc:
-            self._stopped = exc
-            if current is not None and not current.done():
-                current.set_exception(exc)
-            raise
 
 
 def _index(device: torch.device) -> int:
@@ -277,8 +205,8 @@ def _inductor_compile(gm: GraphModule, example_inputs: list[Any], threads: int,
     from torch._inductor.compile_fx import compile_fx
 
     torch.set_num_threads(threads)
-    # No FX graph cache: a cached graph would skip the post-grad passes, and with them the record of which Catch
-    # kernels it uses (the generated C++ is still cached by source).
+    # No FX graph cache: a cached graph would skip the post-grad passes, and with them the record of which torch_mlu
+    # ops it calls (the generated C++ is still cached by source).
     patches = {"post_grad_custom_post_pass": kernel_pass, "fx_graph_cache": False}
     with torch.no_grad():
         compiled = compile_fx(copy.deepcopy(gm), example_inputs, config_patches=patches,

@@ -24,9 +24,8 @@ class GroupReport:
 
     ``copied_outputs`` counts output storages that compiled runs had to copy into mlu memory (normally 0: outputs
     are written to device memory directly and adopted). ``kernels`` counts the nodes that compiled runs hand to
-    Catch's own kernels instead of ATen's (:mod:`torch_mlu.compile.kernels`), and ``measured`` the timings that chose
-    them (``CATCH_FUSE_KERNELS=auto``: "aten.mm.default 64x512 512x64: aten 19 us, catch 70 us -> aten"); both are
-    filled in when the group is first compiled, at its first call in compiled mode.
+    ``torch_mlu`` ops instead of Inductor's code (:mod:`torch_mlu.compile.kernels`), filled in when the group is first
+    compiled, at its first call in compiled mode.
     """
 
     name: str
@@ -35,7 +34,6 @@ class GroupReport:
     mismatches: list[str] = field(default_factory=list)
     copied_outputs: int = 0
     kernels: dict[str, int] = field(default_factory=dict)
-    measured: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -88,8 +86,7 @@ class FuseReport:
                 lines.append(f"    {group.name}: {group.num_nodes} nodes: {ops}")
                 if group.kernels:
                     kernels = ", ".join(f"{op} x{n}" for op, n in sorted(group.kernels.items()))
-                    lines.append(f"      compiled with Catch kernels: {kernels}")
-                lines.extend(f"      measured {line}" for line in group.measured)
+                    lines.append(f"      compiled with torch_mlu ops: {kernels}")
             for node in graph.left_out:
                 lines.append(f"    left out {node.node} ({node.op}): {node.reason}")
         return "\n".join(lines)
