@@ -19,13 +19,13 @@ laid out as the graphs lay them out, forward and backward:
 * ``linear_gelu``: ``torch_mlu.linear_gelu`` against ``aten.addmm`` + ``aten.gelu`` (+ ``aten.gelu_backward`` for
   the derivative the training graph asks for);
 * ``conv``: ``torch_mlu.convolution`` / ``convolution_backward`` against ATen's -- the digits CNN's and the ResNet's
-  stride-1 layers, ``run_all.py``'s 28x28 CNN and the layers the former ``bench_conv.py`` measured;
+  stride-1 layers, ``run_all.py``'s 28x28 CNN and three larger layers (up to 64 channels at 56x56);
 * ``pool``: ``torch_mlu.max_pool2d_with_indices`` against ATen's (the digits CNN's and the 28x28 CNN's
   ``MaxPool2d(2)``; the backward op now runs ATen's kernel, so its rows say removed); also eager ``F.max_pool2d`` on
   mlu (Catch's kernel through the device kernel) against the same call on CPU;
 * ``attention``, ``attention_probs``: ``torch_mlu.attention`` / ``attention_backward`` and the ``*_with_probs``
   pair against ATen's CPU flash attention -- the transformer block of ``bench_compile.py`` and
-  the shapes the former ``bench_attention.py`` measured (the transformer LM's causal attention never took them).
+  longer sequences (the transformer LM's causal attention never took these kernels).
 
 Timing: the two calls alternate (ATen, Catch, Catch, ATen, ... so neither always runs right after the other), each
 sample a run of calls of at least ~2 ms, at each ``--threads`` count; each side's median per call is kept, in wall
@@ -207,9 +207,9 @@ CONVS = [
     ("ResNet digits", 64, 64, 4, 4, 64, 3, 1, False, True),
     ("run_all 28x28 CNN", 64, 1, 28, 28, 16, 3, 1, True, False),
     ("run_all 28x28 CNN", 64, 16, 28, 28, 32, 3, 1, True, True),
-    ("bench_conv", 64, 16, 8, 8, 32, 3, 0, True, True),
-    ("bench_conv", 4, 16, 28, 28, 32, 5, 2, True, True),
-    ("bench_conv", 2, 64, 56, 56, 64, 3, 1, True, True),
+    ("conv-layers", 64, 16, 8, 8, 32, 3, 0, True, True),
+    ("conv-layers", 4, 16, 28, 28, 32, 5, 2, True, True),
+    ("conv-layers", 2, 64, 56, 56, 64, 3, 1, True, True),
 ]
 
 
@@ -294,7 +294,7 @@ def pool_cases() -> list[Case]:
 
 
 ATTENTION_SHAPES = [("bench_compile transformer block", 1, 4, 512, 16)] + [
-    ("bench_attention", b, h, t, d) for b, h, t, d in
+    ("attention-sequences", b, h, t, d) for b, h, t, d in
     [(32, 4, 64, 16), (8, 4, 128, 16), (2, 4, 256, 16), (1, 8, 128, 64), (1, 4, 1024, 16)]]
 
 
