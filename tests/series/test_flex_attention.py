@@ -74,3 +74,31 @@ def test_flex_attention_block_mask_on_mlu_equals_cpu(run_probe: RunProbe) -> Non
         # The CPU result is the masked attention (dense SDPA with the same mask), so the mask was applied.
         assert r["cpu_vs_reference"] < 1e-4, (case, r)
         assert r["mismatch"] is None, f"{case}: mlu differs from CPU: {r['mismatch']}"
+
+
+_BACKWARD_PROBE = r"""
+from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+def causal(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx
+
+block_mask = create_block_mask(causal, 1, 2, 128, 128, device="mlu")
+q, k, v = (torch.randn(1, 2, 128, 16, device="mlu", requires_grad=True) for _ in range(3))
+flex_attention(q, k, v, block_mask=block_mask).sum().backward()
+result = {"eager_grad": bool(torch.isfinite(q.grad).all() and q.grad.abs().sum() > 0)}
+try:
+    torch.compile(flex_attention)(q, k, v, block_mask=block_mask).sum().backward()
+    result["compiled"] = "ran"
+except Exception as exc:
+    inference_only = "NotImplementedError: FlexAttention under torch.compile on mlu" in str(exc)
+    result["compiled"] = "NotImplementedError" if inference_only else repr(exc)[:800]
+emit(result)
+"""
+
+
+def test_flex_attention_backward_on_mlu_eager_only(run_probe: RunProbe) -> None:
+    # Eagerly the op's unfused implementation has a backward on mlu; compiled, mlu lowers it with the CPU's
+    # inference-only C++ template, and the backward raises NotImplementedError, as on CPU.
+    result = run_probe(_BACKWARD_PROBE)
+    assert result["eager_grad"], result
+    assert result["compiled"] == "NotImplementedError", result
