@@ -31,10 +31,7 @@ def _uses_auxiliary_outputs() -> bool:
     node = getattr(V.graph, "current_node", None)
     if node is None:
         return False
-    for user in node.users:
-        if user.target is not operator.getitem or user.args[1] != 0:
-            return True
-    return False
+    return any(user.target is not operator.getitem or user.args[1] != 0 for user in node.users)
 
 
 def _lower_on_mlu(query: Any, key: Any, value: Any, subgraph: Any, block_mask: Any, scale: Any,
