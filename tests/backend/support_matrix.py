@@ -53,6 +53,10 @@ Known gaps not probed above:
 - The Kineto profiler reports mlu kernels (one `mlu_kernel: <op>` activity per device kernel, linked to its op); copies
   between host and device are not reported as memcpy activity.
 - Inductor's C++ wrapper (`cpp_wrapper=True`) and AOTInductor for mlu raise `NotImplementedError`.
+- `flex_attention` under `torch.compile` on mlu is inference only: Inductor lowers it with the CPU's C++ template
+  (`torch_mlu.inductor.flex_attention`), so a compiled backward, `return_lse` or `return_aux` raises
+  `NotImplementedError`, as on CPU; eager `flex_attention` (the unfused implementation) has a backward. Upstream 2.13
+  refuses mlu in `flex_attention` (`ValueError`); the patch series lets it through.
 """
 
 
@@ -171,7 +175,61 @@ def _histc() -> None:
     torch.histc(torch.randn(100, device="mlu"), bins=10)
 
 
-PROBES: list[tuple[str, str, Callable[[], None]]] = [
+_FLEX_ATTENTION = r"""
+import torch
+from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+def sliding_window(b, h, q_idx, kv_idx):
+    return (q_idx >= kv_idx) & (q_idx - kv_idx < 64)
+
+q, k, v = (torch.randn(1, 2, 256, 32, device="mlu") for _ in range(3))
+block_mask = create_block_mask(sliding_window, 1, 2, 256, 256, device="mlu")
+flex_attention(q, k, v, block_mask=block_mask)
+torch.compile(flex_attention)(q, k, v, block_mask=block_mask)
+torch.mlu.synchronize()
+"""
+
+#: Run by the flex_attention probe in a child interpreter (stdout: the JSON list of fallback operators).
+_FLEX_ATTENTION_CHILD = """
+import json, warnings
+import torch
+warnings.simplefilter("ignore")
+torch.mlu.reset_fallback_report()
+""" + _FLEX_ATTENTION + """
+print(json.dumps(sorted(torch.mlu.fallback_report())))
+"""
+
+
+def _flex_attention() -> list[str] | None:
+    """flex_attention on mlu, eager and compiled, with a block mask. Upstream 2.13 refuses the device (ValueError
+    from its device allow-list) and the patch series lets it through: on an upstream torch the probe runs in a child
+    interpreter on an overlay of it with the series applied (what the combined wheel installs), and returns the
+    fallback operators that child counted."""
+    import json
+    import subprocess
+    import tempfile
+
+    try:
+        exec(_FLEX_ATTENTION, {})  # noqa: S102  (the probe's own code)
+        return None
+    except ValueError as exc:
+        if "FlexAttention is only supported on" not in str(exc):
+            raise
+    from catch_tools.paths import patches_dir
+    from catch_tools.proof import build_patched_tree, installed_torch_tree, tree_env
+
+    with tempfile.TemporaryDirectory(prefix="catch-support-") as tmp:
+        tree = Path(tmp) / "tree"
+        build_patched_tree(patches_dir(), installed_torch_tree(), tree)
+        proc = subprocess.run([sys.executable, "-c", _FLEX_ATTENTION_CHILD], env=tree_env(tree), cwd=tmp,
+                              capture_output=True, text=True, check=False, timeout=600)
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines()
+        raise RuntimeError(lines[-1] if lines else f"exit status {proc.returncode}")
+    return list(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+PROBES: list[tuple[str, str, Callable[[], list[str] | None]]] = [
     ("Module.to", "optimizer built before `.to(\"mlu\")`; Parameter kept", _module_to),
     ("training", "conv/batchnorm/linear step, SGD (foreach)", _train_step(torch.optim.SGD, lr=0.1, momentum=0.9)),
     ("training", "same step, AdamW (fused)", _train_step(torch.optim.AdamW, fused=True)),
@@ -181,6 +239,8 @@ PROBES: list[tuple[str, str, Callable[[], None]]] = [
     ("SDPA", "causal attention forward + backward", _sdpa),
     ("SDPA", "attention with dropout (math path)", _sdpa_dropout),
     ("SDPA", "bf16 autocast, mixed input dtypes", _sdpa_autocast),
+    ("flex attention", "`flex_attention` with a sliding-window `create_block_mask`, eager and `torch.compile` "
+     "(inference only when compiled)", _flex_attention),
     ("ops", "`nn.EmbeddingBag` (mean) forward + backward", _embedding_bag),
     ("ops", "`torch.histc`", _histc),
     ("device", "`torch.accelerator.get_device_capability`", _capability),
@@ -192,19 +252,20 @@ PROBES: list[tuple[str, str, Callable[[], None]]] = [
 ]
 
 
-def outcome(fn: Callable[[], None]) -> str:
-    """``native``, ``falls back: ...`` or ``unsupported: <first line of the error>`` for one probe."""
+def outcome(fn: Callable[[], list[str] | None]) -> str:
+    """``native``, ``falls back: ...`` or ``unsupported: <first line of the error>`` for one probe (a probe that runs
+    in a child interpreter returns the fallback operators the child counted)."""
     torch.manual_seed(0)
     torch.mlu.reset_fallback_report()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fn()
+            counted = fn()
         torch.mlu.synchronize()
     except Exception as exc:  # noqa: BLE001  (the outcome is the error)
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return f"unsupported: {type(exc).__name__}: {first[:140]}"
-    used = sorted(torch.mlu.fallback_report())
+    used = sorted(torch.mlu.fallback_report() if counted is None else counted)
     return "native" if not used else "falls back: " + ", ".join(f"`{op}`" for op in used)
 
 
