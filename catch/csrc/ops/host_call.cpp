@@ -19,19 +19,6 @@ namespace {
 
 constexpr auto kQuantizedMLU = c10::DispatchKey::QuantizedPrivateUse1;
 
-bool per_channel(c10::QScheme s) {
-  return s == c10::kPerChannelAffine || s == c10::kPerChannelSymmetric || s == c10::kPerChannelAffineFloatQParams;
-}
-
-// The quantizer with its per-channel tensors moved by `move` (to host views, or to the device).
-template <typename Move>
-at::QuantizerPtr rehome_quantizer(const at::QuantizerPtr& q, Move&& move) {
-  if (!q || !per_channel(q->qscheme())) return q;
-  auto* pc = static_cast<at::PerChannelAffineQuantizer*>(q.get());
-  return at::make_per_channel_affine_quantizer(move(pc->scales()), move(pc->zero_points()), pc->axis(),
-                                               q->scalar_type());
-}
-
 }  // namespace
 
 void* host_address(const c10::StorageImpl& ds) {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <ATen/quantized/Quantizer.h>
 #include <c10/core/Device.h>
 #include <c10/core/Storage.h>
 #include <c10/core/DeviceGuard.h>
@@ -35,6 +36,20 @@ c10::Storage map_storage(const c10::StorageImpl& ds);
 // quantized `t` a QuantizedCPU tensor whose quantizer's per-channel scales and zero points, when on mlu, are host
 // views too. The caller keeps the device storage alive while it uses the result.
 at::Tensor host_alias(const at::Tensor& t, c10::Storage hs);
+
+// ---- quantizers of quantized tensors ----
+inline bool per_channel(c10::QScheme s) {
+  return s == c10::kPerChannelAffine || s == c10::kPerChannelSymmetric || s == c10::kPerChannelAffineFloatQParams;
+}
+// The quantizer `q` with its per-channel scales and zero points moved by `move` (to host views, or to a device);
+// any other quantizer as it is.
+template <typename Move>
+at::QuantizerPtr rehome_quantizer(const at::QuantizerPtr& q, Move&& move) {
+  if (!q || !per_channel(q->qscheme())) return q;
+  auto* pc = static_cast<at::PerChannelAffineQuantizer*>(q.get());
+  return at::make_per_channel_affine_quantizer(move(pc->scales()), move(pc->zero_points()), pc->axis(),
+                                               q->scalar_type());
+}
 
 // ---- host results as device memory ----
 // Host storage `hs`, if its block was allocated in host-kernel mode on `device`, as mlu storage owning that memory

@@ -75,19 +75,6 @@ c10::MemoryFormat format_of(std::optional<c10::MemoryFormat> mf) { return mf.val
 
 bool on_mlu(const at::Tensor& t) { return t.defined() && t.device().type() == kMLU; }
 
-bool per_channel(c10::QScheme s) {
-  return s == c10::kPerChannelAffine || s == c10::kPerChannelSymmetric || s == c10::kPerChannelAffineFloatQParams;
-}
-
-// The quantizer with its per-channel tensors moved by `move` (to the device of a copy's destination).
-template <typename Move>
-at::QuantizerPtr rehome_quantizer(const at::QuantizerPtr& q, Move&& move) {
-  if (!q || !per_channel(q->qscheme())) return q;
-  auto* pc = static_cast<at::PerChannelAffineQuantizer*>(q.get());
-  return at::make_per_channel_affine_quantizer(move(pc->scales()), move(pc->zero_points()), pc->axis(),
-                                               q->scalar_type());
-}
-
 }  // namespace
 
 // ---- factories (ATen: aten/src/ATen/native/quantized/TensorFactories.cpp) ----

@@ -174,17 +174,7 @@ class Rebase:
             return self._drive(state)
 
     def abort(self) -> list[str]:
-        """``--abort``: put back the exact state from before the rebase (upstream HEAD and branch, work tree, refs
-        ``refs/patches/*``, ``patches/`` and pin, gitlink). Returns warnings (hand edits to ``patches/`` are kept in a
-        copy next to the state directory before being undone).
-
-        A damaged or hand-edited ``state.json`` does not stop it: everything it restores is also in the start record
-        (``start.json``, :class:`~catch_tools.rebase.state.StateStore`), which it then uses, with a warning.
-
-        Raises:
-            UserError: no rebase in progress; the state and the start record are both unreadable (the message says
-                how to clean up by hand).
-        """
+        """``--abort``: :func:`catch_tools.rebase.abort.abort` (returns its warnings)."""
         return abort.abort(self.ws)
 
     def status(self) -> str:
