@@ -2,62 +2,49 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Zero-copy CPU views of ``mlu`` tensors, so code compiled for the CPU can run on device memory.
 
-The emulated MLU runtime (``catch/csrc/runtime/memory.cpp``) backs every device allocation with host memory
-and hands out *tagged* device addresses: the host address with the device number + 1 in bits 56..63
-(``kTagShift = 56``). Dereferencing a device address faults, which is why compiled CPU kernels cannot take
-``tensor.data_ptr()`` directly. The runtime's ``mapHost`` strips the tag; :func:`host_view` does the same and wraps
-the host memory in a CPU tensor with the same sizes, strides and storage offset, through the storage constructor
-PyTorch's Inductor uses for its CUDA graph trees (``torch._C._construct_storage_from_data_pointer``).
+The emulated MLU runtime (``catch/csrc/runtime/memory.cpp``) backs every device allocation with host memory and
+hands out *tagged* device addresses (the device number + 1 in bits 56..63, ``catch/csrc/runtime/registry.h``):
+dereferencing one faults, which is why compiled CPU kernels cannot take ``tensor.data_ptr()`` directly. The backend's
+host alias (``catch/csrc/ops/host_call.cpp``) maps a device storage to its host memory and wraps it in a CPU tensor
+of the same sizes, strides and storage offset; :func:`host_args` and :func:`host_view` hand those out to Python.
 
 Inductor's generated code for mlu runs its kernels on these views (:func:`torch_mlu.inductor.runtime.call_host`,
-which runs :func:`check_host_view` once first); fusion groups get theirs from the runtime in C++
-(``torch_mlu._C._host_args``).
+which runs :func:`check_host_view` once first); fusion groups get theirs from the same C++ call
+(``torch_mlu._C._host_args``, :mod:`torch_mlu.compile.group`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 
-# Bits 56..63 of a device address hold the device tag (catch/csrc/runtime/registry.h: kTagShift, kAddrMask).
-_TAG_SHIFT = 56
-_HOST_MASK = (1 << _TAG_SHIFT) - 1
-_CPU = torch.device("cpu")
+from torch_mlu import _C
 
 
 def host_view(t: torch.Tensor) -> torch.Tensor:
-    """A CPU tensor aliasing the memory of the ``mlu`` tensor ``t`` (same shape, strides, offset and dtype).
+    """A CPU tensor aliasing the memory of the ``mlu`` tensor ``t`` (same shape, strides, offset and dtype), after
+    the work queued on the current queue of ``t``'s device has finished.
 
     Writes through the view change ``t``. The view does not keep ``t``'s storage alive: the caller must hold ``t``
-    while it uses the view. Raises ``ValueError`` when ``t`` is not an ``mlu`` tensor.
+    while it uses the view. Raises ``ValueError`` when ``t`` is not an ``mlu`` tensor. The view is the one compiled
+    code gets (:func:`host_args`).
     """
-    if t.device.type != "mlu":
-        raise ValueError(f"host_view: expected an mlu tensor, got one on {t.device}")
-    storage = t.untyped_storage()
-    host = torch._C._construct_storage_from_data_pointer(storage.data_ptr() & _HOST_MASK, _CPU, storage.nbytes())
-    # device=_CPU: inside `with torch.device("mlu")` a device-less empty() would be an mlu tensor.
-    return torch.empty((), dtype=t.dtype, device=_CPU).set_(host, t.storage_offset(), t.size(), t.stride())
+    if not isinstance(t, torch.Tensor) or t.device.type != "mlu":
+        where = t.device if isinstance(t, torch.Tensor) else type(t).__name__
+        raise ValueError(f"host_view: expected an mlu tensor, got one on {where}")
+    return host_args([t])[0]
 
 
-class HostViewCache:
-    """Memoizes :func:`host_view` by (storage address, dtype, sizes, strides, offset), at most ``capacity`` entries.
+def host_args(args: Sequence[object]) -> list[object]:
+    """``args`` with each ``mlu`` tensor replaced by its host view (other values as they are), after the work queued
+    on the current queues of their devices has finished: the arguments a generated CPU kernel is called with.
 
-    A cached view stays correct when its storage is freed and another tensor is later allocated at the same
-    address: the view is looked up only for a live mlu tensor with that address, whose memory it then names.
-    Parameters and reused caching-allocator blocks make most lookups hits (a miss builds a new tensor view).
+    One C++ call (``torch_mlu._C._host_args``, ``catch/csrc/python/host_kernel.cpp``), which fusion groups use too;
+    arguments on one device storage share one host storage.
     """
-
-    def __init__(self, capacity: int = 4096) -> None:
-        self.capacity = capacity
-        self._views: dict[tuple[object, ...], torch.Tensor] = {}
-
-    def __call__(self, t: torch.Tensor) -> torch.Tensor:
-        key = (t.data_ptr(), t.dtype, t.shape, t.stride(), t.untyped_storage().nbytes())
-        view = self._views.get(key)
-        if view is None:
-            if len(self._views) >= self.capacity:
-                self._views.clear()
-            view = self._views[key] = host_view(t)
-        return view
+    views, _key = _C._host_args(list(args))
+    return views
 
 
 def check_host_view() -> None:

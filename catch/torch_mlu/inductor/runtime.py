@@ -8,12 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import torch
-
 from torch_mlu import host_view as _host_view
 from torch_mlu import mlu
 
-_views = _host_view.HostViewCache()
 _host_views_checked = False
 
 
@@ -34,14 +31,4 @@ def call_host(kernel: Callable[..., Any], *args: Any) -> Any:
     if not _host_views_checked:
         _host_view.check_host_view()
         _host_views_checked = True
-    host = []
-    synced = False
-    for a in args:
-        if isinstance(a, torch.Tensor) and a.device.type == "mlu":
-            if not synced:
-                mlu.current_stream(a.device).synchronize()
-                synced = True
-            host.append(_views(a))
-        else:
-            host.append(a)
-    return kernel(*host)
+    return kernel(*_host_view.host_args(args))
