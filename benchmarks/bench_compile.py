@@ -114,35 +114,6 @@ def median_ms(fns: dict[str, Callable[[], object]], reps: int, block: int = 5) -
     return {name: (statistics.median(wall[name]), statistics.median(cpu[name])) for name in fns}
 
 
-# The extern kernels compiled groups call for matrix products, convolutions and attention: ATen's (MKL, oneDNN, its
-# CPU flash attention) and Catch's (torch_mlu.compile.kernels picks whichever measures faster). Inductor's own C++
-# covers everything else: pointwise ops, reductions, normalizations, pooling.
-LIBRARY_KERNELS = frozenset({
-    "aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "mkldnn::_linear_pointwise",
-    "aten::mkldnn_convolution", "aten::convolution_backward", "mkldnn::_convolution_pointwise",
-    "aten::_scaled_dot_product_flash_attention_for_cpu", "aten::_scaled_dot_product_flash_attention_for_cpu_backward",
-})
-
-
-def library_kernel_ms(fn: Callable[[], object], reps: int = 10) -> float:
-    """Milliseconds per call of ``fn`` spent in :data:`LIBRARY_KERNELS` (self time under ``torch.profiler``, CPU
-    activity, over ``reps`` calls after one warm-up call).
-
-    For a compiled model this is a floor: whatever graph mode fuses or removes, these kernels still run, so
-    ``library_kernel_ms(compiled) / eager time`` is the lowest compiled / eager ratio reachable with them.
-    """
-    from torch.profiler import ProfilerActivity, profile
-
-    fn()
-    torch.mlu.synchronize()
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        for _ in range(reps):
-            fn()
-        torch.mlu.synchronize()
-    total_us = sum(e.self_cpu_time_total for e in prof.key_averages() if e.key in LIBRARY_KERNELS)
-    return total_us / 1e3 / reps
-
-
 def add_row(table: Table, model: str, case: str, t: dict[str, tuple[float, float]]) -> None:
     (eager, eager_cpu), (comp, comp_cpu) = t["eager"], t["compiled"]
     table.add_row(model, case, f"{eager:.3f}", f"{comp:.3f}", f"{comp / eager:.2f}", f"{eager_cpu:.3f}",

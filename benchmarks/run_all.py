@@ -14,11 +14,11 @@ steady where wall-clock ratios do not; they are cross-checks, the wall-clock row
 * eager mlu vs CPU (the code of ``bench_backend.py``): the digits CNN training step at 1 and 2 threads, a bigger
   CNN (28x28 inputs), ``add`` of 64 elements, ``import torch`` with the mlu autoload vs without, a 256 MiB
   ``d.cpu()`` vs a host ``a.clone()`` (both allocate their result);
-* graph mode (the code of ``bench_compile.py``): compiled / eager mlu for the transformer block (inference and
-  training step) and the digits CNN training step, each measured in three fresh processes and the median kept (one
-  with ``--quick``; ``--skip-compile`` leaves them out; compiling takes minutes); each row's note gives the compiled
-  call's time in GEMM, convolution and attention kernels as a ratio to eager (profiled in the same process): graph
-  mode cannot go below it with those kernels;
+* graph mode (the workloads of ``bench_compile.py``): ``torch.compile`` on mlu, default Inductor and
+  ``backend="mlu"``, against ``torch.compile`` on CPU (the peer running Inductor's C++ code on the same cores), at 1
+  thread, for the transformer block (inference and training step) and the digits CNN training step, each measured
+  in three fresh processes and the median kept (one with ``--quick``; ``--skip-compile`` leaves them out; compiling
+  takes minutes);
 * the patch engine (the code of ``bench_apply.py``): applying a 200-patch series vs ``git am`` (library call), and
   ``scripts/apply_patches.py apply`` on Debian's 17-patch ``pytorch 2.6.0`` series vs ``quilt push -a`` (CLI with
   interpreter start-up, and its CPU time as a cross-check; needs ``apt-get install quilt``, else the rows say "not
@@ -225,44 +225,44 @@ def compile_rows(quick: bool) -> list[Row]:
 
 
 def compile_rows_here(quick: bool) -> list[Row]:
-    """The graph-mode rows measured in this process: compiled / eager mlu (``bench_compile.median_ms``) for the
-    transformer block's inference and training step and the digits CNN's training step."""
+    """The graph-mode rows measured in this process, at 1 intra-op thread: ``torch.compile`` on mlu, default
+    Inductor and ``backend="mlu"``, each against ``torch.compile`` (default Inductor) on CPU, the peer that runs
+    Inductor's C++ code on the same cores (``bench_compile.median_ms``; the three take turns): the transformer
+    block's inference and training step and the digits CNN's training step."""
     import copy
     from functools import partial
 
     import bench_compile
     import torch_mlu.compile  # noqa: F401  (the "mlu" backend)
 
+    torch.set_num_threads(1)
     reps = 10 if quick else 30
+    ways = {"cpu": ("cpu", {}), "mlu": ("mlu", {}), "mlu fusion": ("mlu", {"backend": "mlu"})}
+    on = {device: bench_compile.workloads(device) for device in ("cpu", "mlu")}
     rows = []
-    for name, (model, x, loss_fn) in bench_compile.workloads("mlu").items():
+
+    def add(case: str, t: dict[str, tuple[float, float]]) -> None:
+        rows.append(Row(f"graph mode, {case}, torch.compile on mlu", "torch.compile on cpu", t["cpu"][0] / 1e3,
+                        t["mlu"][0] / 1e3, 1.0))
+        rows.append(Row(f'graph mode, {case}, backend="mlu"', "torch.compile on cpu", t["cpu"][0] / 1e3,
+                        t["mlu fusion"][0] / 1e3, 1.0))
+
+    for name in on["cpu"]:
         if name == "transformer block":
-            eager = copy.deepcopy(model).eval()
-            compiled = torch.compile(copy.deepcopy(model).eval(), backend="mlu")
+            fns = {}
+            for way, (device, options) in ways.items():
+                model, x, _ = on[device][name]
+                fns[way] = partial(torch.compile(copy.deepcopy(model).eval(), **options), x)
             with torch.no_grad():
-                t = bench_compile.median_ms({"eager": partial(eager, x), "compiled": partial(compiled, x)}, reps)
-                kernels_ms = bench_compile.library_kernel_ms(partial(compiled, x))
-            rows.append(Row("graph mode, transformer block inference", "eager mlu", t["eager"][0] / 1e3,
-                            t["compiled"][0] / 1e3, 0.6, note=_floor_note(kernels_ms, t["eager"][0])))
-        eager = copy.deepcopy(model).train()
-        compiled = torch.compile(copy.deepcopy(model), backend="mlu")
-        steps = {
-            "eager": bench_compile.train_step(eager, torch.optim.SGD(eager.parameters(), lr=1e-3), x, loss_fn),
-            "compiled": bench_compile.train_step(compiled, torch.optim.SGD(compiled.parameters(), lr=1e-3), x,
-                                                 loss_fn),
-        }
-        t = bench_compile.median_ms(steps, reps)
-        kernels_ms = bench_compile.library_kernel_ms(steps["compiled"])
-        rows.append(Row(f"graph mode, {name} training step", "eager mlu", t["eager"][0] / 1e3,
-                        t["compiled"][0] / 1e3, 0.6 if name == "transformer block" else 0.9,
-                        note=_floor_note(kernels_ms, t["eager"][0])))
+                add("transformer block inference", bench_compile.median_ms(fns, reps))
+        steps = {}
+        for way, (device, options) in ways.items():
+            model, x, loss_fn = on[device][name]
+            compiled = torch.compile(copy.deepcopy(model).train(), **options)
+            steps[way] = bench_compile.train_step(compiled, torch.optim.SGD(compiled.parameters(), lr=1e-3), x,
+                                                  loss_fn)
+        add(f"{name} training step", bench_compile.median_ms(steps, reps))
     return rows
-
-
-def _floor_note(kernels_ms: float, eager_ms: float) -> str:
-    """The graph-mode rows' note: the compiled call's time in GEMM, convolution and attention kernels, as a ratio
-    to eager (``bench_compile.library_kernel_ms``): the lowest ratio those kernels leave reachable."""
-    return f"GEMM/conv/attention kernels alone {kernels_ms / eager_ms:.2f}x"
 
 
 # ---- native interface check ----------------------------------------------------------------------------------------
