@@ -95,9 +95,11 @@ t.copy_(torch.arange(16, dtype=torch.uint8))
 torch.mlu.synchronize()
 print("bytes_are_the_allocators", ctypes.string_at(lib.last_alloc(), 16) == bytes(range(16)))
 
-with torch.mlu.device(1):
-    w = torch.ones(8, device="mlu")
-print("device_of_w", lib.device_of_last(), w.device)
+w = torch.ones(8, device="mlu")
+if torch.mlu.device_count() > 1:
+    with torch.mlu.device(1):
+        w = torch.ones(8, device="mlu")
+    print("device_of_w", lib.device_of_last(), w.device)
 
 live = lib.bytes_live()
 del x, y, z, s, t, w
@@ -131,7 +133,8 @@ def test_mlu_runs_on_a_pluggable_allocator(allocator_so: Path) -> None:
     assert int(out["allocs_after_ops"]) >= 4  # x, y, x @ y, relu, + 1, sum: all from the library
     assert out["device"] == "0 queue_set True"
     assert out["bytes_are_the_allocators"] == "True"  # tensors live in the memory alloc returned
-    assert out["device_of_w"] == "1 mlu:1"
+    if torch.mlu.device_count() > 1:
+        assert out["device_of_w"] == "1 mlu:1"
     assert out["freed"] == "True live_dropped True"
     # CUDAPluggableAllocator's messages, with MLU for CUDA.
     assert out["memory_stats"] == ("MLUPluggableAllocator does not yet support getDeviceStats. If you need it, "
