@@ -57,6 +57,15 @@ Known gaps not probed above:
   (`torch_mlu.inductor.flex_attention`), so a compiled backward, `return_lse` or `return_aux` raises
   `NotImplementedError`, as on CPU; eager `flex_attention` (the unfused implementation) has a backward. Upstream 2.13
   refuses mlu in `flex_attention` (`ValueError`); the patch series lets it through.
+- With a pluggable allocator in use there are no allocator statistics: `memory_stats`, snapshots, memory history,
+  `MemPool` and `caching_allocator_enable` raise "MLUPluggableAllocator does not yet support ...", and
+  `empty_cache` and `set_per_process_memory_fraction` do nothing, as with cuda's `CUDAPluggableAllocator`. The
+  allocator can only be changed before the first mlu allocation ("Can't swap an already initialized allocator").
+- `torch.mlu.temperature()` and `torch.mlu.power_draw()` read the host CPU's sensors (the emulated device runs on
+  it): the CPU thermal zones of `/sys/class/thermal` and the RAPL counters of `/sys/class/powercap`. Hosts without
+  them (most containers and VMs) raise `RuntimeError`, as cuda's do without a reachable NVML driver.
+  `torch.mlu.current_blas_handle()` is a per-thread, per-device handle bound to the current queue, which Catch's own
+  matrix kernels do not use (they run in ATen and oneDNN on the host).
 """
 
 
@@ -229,6 +238,39 @@ def _flex_attention() -> list[str] | None:
     return list(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 
+_PLUGGABLE_CHILD = """
+import ctypes.util, json
+import torch, torch_mlu
+libc = ctypes.util.find_library("c")
+torch.mlu.memory.change_current_allocator(torch.mlu.memory.MLUPluggableAllocator(libc, "malloc", "free"))
+torch.manual_seed(0)
+m, x = torch.nn.Linear(16, 8), torch.randn(4, 16)
+md = torch.nn.Linear(16, 8).to("mlu")
+md.load_state_dict(m.state_dict())
+m(x).relu().sum().backward()
+md(x.to("mlu")).relu().sum().backward()
+torch.testing.assert_close(md.weight.grad.cpu(), m.weight.grad)
+assert torch.mlu.get_allocator_backend() == "pluggable"
+print(json.dumps(sorted(torch.mlu.fallback_report())))
+"""
+
+
+def _pluggable_allocator() -> list[str]:
+    """A linear layer's forward and backward with device memory from a pluggable allocator, in a child interpreter
+    (a process keeps the allocator it swaps in). The library is the C library itself: ``malloc`` and ``free`` take
+    the size and the pointer as the allocator's first arguments, and the C calling convention of Linux's ABIs lets
+    a function ignore the further ones (device, queue)."""
+    import json
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-c", _PLUGGABLE_CHILD], capture_output=True, text=True, check=False,
+                          timeout=300)
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines()
+        raise RuntimeError(lines[-1] if lines else f"exit status {proc.returncode}")
+    return list(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
 PROBES: list[tuple[str, str, Callable[[], list[str] | None]]] = [
     ("Module.to", "optimizer built before `.to(\"mlu\")`; Parameter kept", _module_to),
     ("training", "conv/batchnorm/linear step, SGD (foreach)", _train_step(torch.optim.SGD, lr=0.1, momentum=0.9)),
@@ -244,6 +286,8 @@ PROBES: list[tuple[str, str, Callable[[], list[str] | None]]] = [
     ("ops", "`nn.EmbeddingBag` (mean) forward + backward", _embedding_bag),
     ("ops", "`torch.histc`", _histc),
     ("device", "`torch.accelerator.get_device_capability`", _capability),
+    ("memory", "`torch.mlu.memory.MLUPluggableAllocator` (a library's alloc/free) made current with "
+     "`change_current_allocator`: linear forward + backward", _pluggable_allocator),
     ("serialization", "`torch.save`/`torch.load` of an mlu tensor", _serialization),
     ("serialization", "backend metadata (layout tag) through save/load", _backend_meta),
     ("quantization", "`torch.quantize_per_tensor`, dequantize, int_repr, `.to(\"cpu\")`", _quantize_per_tensor),

@@ -91,23 +91,23 @@ def test_import_forms_and_the_result_runs_on_mlu(tmp_path: Path) -> None:
 def test_unsupported_and_unknown_are_reported_and_left() -> None:
     result = convert("""\
         import torch
-        g = torch.cuda.CUDAPluggableAllocator("alloc.so", "alloc", "free")
+        g = torch.cuda.tunable.enable(True)
         torch.cuda._sleep(100)
-        from torch.cuda import temperature, _lazy_init
+        from torch.cuda import current_solver_handle, _lazy_init
         torch.cuda.nvtx.mark("x")
         """)
     uses = {(u.line, u.api, u.kind) for u in result.uses}
-    assert (2, "torch.cuda.CUDAPluggableAllocator", "unsupported") in uses
+    assert (2, "torch.cuda.tunable.enable", "unsupported") in uses
     assert (3, "torch.cuda._sleep", "unknown") in uses
-    assert (4, "torch.cuda.temperature", "unsupported") in uses
+    assert (4, "torch.cuda.current_solver_handle", "unsupported") in uses
     assert (4, "torch.cuda._lazy_init", "unknown") in uses
     assert (5, "torch.cuda.nvtx.mark", "not_applicable") in uses
-    assert 'g = torch.cuda.CUDAPluggableAllocator("alloc.so", "alloc", "free")' in result.code
+    assert "g = torch.cuda.tunable.enable(True)" in result.code
     assert "torch.cuda._sleep(100)" in result.code
-    assert "from torch.cuda import temperature, _lazy_init" in result.code
+    assert "from torch.cuda import current_solver_handle, _lazy_init" in result.code
     assert "torch_mlu.contrib.cuda_compat.nvtx.mark(\"x\")" in result.code
-    reason = next(u.reason for u in result.uses if u.api == "torch.cuda.CUDAPluggableAllocator")
-    assert "pluggable" in reason
+    reason = next(u.reason for u in result.uses if u.api == "torch.cuda.tunable.enable")
+    assert "TunableOp" in reason
 
 
 def test_only_whole_device_and_backend_strings_change() -> None:
@@ -152,7 +152,7 @@ def _tree(root: Path) -> Path:
             dist.init_process_group("nccl")
             model = torch.nn.Linear(2, 2).cuda()
             torch.cuda.synchronize()
-            torch.cuda.temperature()
+            torch.cuda.current_solver_handle()
 
         if __name__ == "__main__":
             main()
@@ -200,7 +200,7 @@ def test_tree_conversion_reports_and_launcher(tmp_path: Path, capsys: pytest.Cap
     assert {r["file"] for r in changes} == {"train.py", "pkg/util.py"}
     unsupported = _csv(reports / "unsupported_api.csv")
     assert [(r["file"], r["line"], r["api"], r["status"]) for r in unsupported] == [
-        ("train.py", "8", "torch.cuda.temperature", "unsupported")]
+        ("train.py", "8", "torch.cuda.current_solver_handle", "unsupported")]
     assert [(r["file"], r["line"], r["api"]) for r in _csv(reports / "unknown_api.csv")] == [
         ("pkg/util.py", "2", "torch.cuda._sleep")]
     ops = {r["api"]: r for r in _csv(reports / "cuda_op_list.csv")}

@@ -116,8 +116,7 @@ def test_amp_with_cuda_spellings() -> None:
 def test_unsupported_apis_raise_naming_the_api() -> None:
     out = run("""
         from torch_mlu.contrib.api_map import UnsupportedCudaAPIError
-        for call in (lambda: torch.cuda.temperature(), lambda: torch.cuda.current_blas_handle(),
-                     lambda: torch.cuda.CUDAPluggableAllocator("liballoc.so", "alloc", "free"),
+        for call in (lambda: torch.cuda.current_solver_handle(), lambda: torch.cuda.cudart(),
                      lambda: torch.cuda.GreenContext.create):
             try:
                 call()
@@ -129,11 +128,10 @@ def test_unsupported_apis_raise_naming_the_api() -> None:
               hasattr(torch.cuda.CUDAGraph, "replay"))
     """)
     lines = out.strip().split("\n")
-    assert lines[0].startswith("torch.cuda.temperature is not supported on mlu: NVML")
-    assert lines[1].startswith("torch.cuda.current_blas_handle is not supported on mlu:")
-    assert lines[2].startswith("torch.cuda.CUDAPluggableAllocator is not supported on mlu:")
-    assert lines[3].startswith("torch.cuda.GreenContext is not supported on mlu:")
-    assert lines[4] == "False True True"
+    assert lines[0].startswith("torch.cuda.current_solver_handle is not supported on mlu: raw cuSOLVER handle")
+    assert lines[1].startswith("torch.cuda.cudart is not supported on mlu:")
+    assert lines[2].startswith("torch.cuda.GreenContext is not supported on mlu:")
+    assert lines[3] == "False True True"
 
 
 def test_not_applicable_apis_warn_once() -> None:

@@ -132,6 +132,37 @@ def test_errors_and_misc():
     assert GradScaler().is_enabled()
 
 
+def test_runtime_failures_raise_accelerator_error_with_the_status():
+    # torch.cuda.AcceleratorError is torch's class; C10_CUDA_CHECK raises it with the cudaError_t as error_code.
+    assert torch.mlu.AcceleratorError is torch.AcceleratorError is torch.cuda.AcceleratorError
+    import torch_mlu._C
+
+    with pytest.raises(torch.mlu.AcceleratorError, match="MLU runtime error in free: ") as info:
+        torch_mlu._C._rt_free(0x1000)  # not a device pointer
+    assert info.value.error_code != torch.mlu.mluStatus.SUCCESS
+    assert str(torch.mlu.MLUError(info.value.error_code)).split(" (")[0] in str(info.value)
+
+
+def test_current_blas_handle_is_per_thread_and_device():
+    # torch.cuda.current_blas_handle: the calling thread's handle of the current device (an int address), the same
+    # handle whatever the current stream (cuda rebinds it to the stream).
+    import threading
+
+    h = torch.mlu.current_blas_handle()
+    assert isinstance(h, int) and h != 0
+    assert torch.mlu.current_blas_handle() == h
+    with torch.mlu.stream(torch.mlu.Stream()):
+        assert torch.mlu.current_blas_handle() == h
+    other: list[int] = []
+    t = threading.Thread(target=lambda: other.append(torch.mlu.current_blas_handle()))
+    t.start()
+    t.join()
+    assert other[0] not in (0, h)
+    if torch.mlu.device_count() > 1:
+        with torch.mlu.device(1):
+            assert torch.mlu.current_blas_handle() not in (0, h)
+
+
 @pytest.mark.skipif(torch.mlu.device_count() < 2, reason="needs two devices")
 def test_cncl_single_process_collectives():
     a, b = torch.tensor([1.0, 2.0], device="mlu:0"), torch.tensor([10.0, 20.0], device="mlu:1")

@@ -2,7 +2,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 // Controls and introspection of the caching device allocator (torch.mlu.memory): the cache, the per-process
-// fraction, memory history and snapshots, private pools.
+// fraction, memory history and snapshots, private pools. With a pluggable allocator in use (current_allocator.h),
+// empty_cache and set_memory_fraction do nothing and the others raise, as with torch.cuda's CUDAPluggableAllocator.
 #pragma once
 
 #include <c10/core/Device.h>

@@ -10,11 +10,17 @@
 
 #include "../runtime/status.h"
 
-#define MLU_CHECK(expr)                                                                       \
-  do {                                                                                        \
-    ::catch_rt::Status _st = (expr);                                                          \
-    TORCH_CHECK(_st == ::catch_rt::Status::Success, "MLU runtime error: ",                    \
-                ::catch_rt::statusString(_st), " (", #expr, ")");                             \
+// A failed runtime call raises c10::AcceleratorError (torch.AcceleratorError, alias torch.mlu.AcceleratorError) with
+// the runtime status as error_code, as C10_CUDA_CHECK does with the cudaError_t.
+#define MLU_CHECK(expr)                                                                                \
+  do {                                                                                                 \
+    ::catch_rt::Status _st = (expr);                                                                   \
+    if (C10_UNLIKELY(_st != ::catch_rt::Status::Success)) {                                            \
+      throw ::c10::AcceleratorError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},             \
+                                    static_cast<int32_t>(_st),                                         \
+                                    ::c10::str("MLU runtime error: ", ::catch_rt::statusString(_st),  \
+                                               " (", #expr, ")"));                                     \
+    }                                                                                                  \
   } while (0)
 
 namespace torch_mlu {

@@ -12,6 +12,7 @@
 #include "../runtime/device.h"
 #include "../runtime/memory.h"
 #include "../runtime/queue.h"
+#include "current_allocator.h"
 #include "device.h"
 #include "stream.h"
 
@@ -75,7 +76,7 @@ void MLUCachingAllocator::copy_data(void* dest, const void* src, std::size_t cou
   MLU_CHECK(catch_rt::memcpy(dest, src, count, catch_rt::MemcpyKind::DeviceToDevice));
 }
 
-bool MLUCachingAllocator::initialized() { return true; }
+bool MLUCachingAllocator::initialized() { return used_.load(std::memory_order_relaxed); }
 
 void MLUCachingAllocator::emptyCache(c10::MempoolId_t /*unused*/) {
   for (int d = 0; d < catch_rt::deviceCount(); ++d) release_cached(d);
@@ -138,6 +139,7 @@ catch_rt::Status MLUCachingAllocator::malloc_within_fraction(int dev, size_t siz
 
 void* MLUCachingAllocator::alloc_block(int dev, size_t n) {
   if (n == 0) return nullptr;
+  if (!used_.load(std::memory_order_relaxed)) used_.store(true, std::memory_order_relaxed);
   size_t size = (n + kRound - 1) / kRound * kRound;
   bool small = size <= kSmallSize;
   std::shared_ptr<c10::GatheredContext> ctx = recorder_ != nullptr ? recorder_() : nullptr;
@@ -372,30 +374,9 @@ std::pair<int64_t, int> MLUCachingAllocator::exchange_thread_pool(int64_t id, in
   return prev;
 }
 
-void MLUCachingAllocator::delete_device_ptr(void* ctx) {
-  if (ctx == nullptr) return;
-  // A pointer the allocator never handed out (or already took back) is a bug
-  // above us; report it (deleters cannot throw) instead of corrupting the cache.
-  if (!device_allocator()->free_block(ctx)) {
-    TORCH_WARN("MLU error: free of an unknown or already freed device pointer ", ctx, " ignored");
-  }
-}
-
-MLUCachingAllocator* device_allocator() {
+MLUCachingAllocator* caching_allocator() {
   static MLUCachingAllocator* a = new MLUCachingAllocator();
   return a;
 }
-
-bool is_allocator_block(const c10::DataPtr& p) {
-  return p.get_deleter() == &MLUCachingAllocator::delete_device_ptr;
-}
-
-// REGISTER_ALLOCATOR(PrivateUse1) equivalent, done at load time.
-namespace {
-struct Registrar {
-  Registrar() { c10::SetAllocator(kMLU, device_allocator()); }
-};
-Registrar g_registrar;
-}  // namespace
 
 }  // namespace torch_mlu

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "../runtime/status.h"
+#include "block_allocator.h"
 
 namespace torch_mlu {
 
@@ -53,13 +54,14 @@ struct TraceEntry {
   std::shared_ptr<c10::GatheredContext> context;
 };
 
-class MLUCachingAllocator final : public c10::DeviceAllocator {
+class MLUCachingAllocator final : public DeviceBlockAllocator {
  public:
   static constexpr int kMaxDevices = 16;
 
   c10::DataPtr allocate(size_t n) override;
   c10::DeleterFnPtr raw_deleter() const override;
   void copy_data(void* dest, const void* src, std::size_t count) const override;
+  // True once a block was handed out (the allocator can then no longer be swapped: current_allocator.h).
   bool initialized() override;
   void emptyCache(c10::MempoolId_t /*unused*/) override;
   void recordStream(const c10::DataPtr& ptr, c10::Stream stream) override;
@@ -69,13 +71,14 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
   std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override;
 
   // A block of at least `n` bytes on device `dev` (nullptr for 0), from the cache or the runtime.
-  void* alloc_block(int dev, size_t n);
+  void* alloc_block(int dev, size_t n) override;
   // Takes back a block alloc_block handed out; false if `dptr` is not a live block of ours.
-  bool free_block(void* dptr);
+  bool free_block(void* dptr) override;
   // Frees pool `pool_id`'s cached blocks of device `dev` (0: the default pool).
   void release_cached(int dev, int64_t pool_id = 0);
   // True if `dptr` is a live block handed out by this allocator.
-  bool owns(const void* dptr);
+  bool owns(const void* dptr) override;
+  const char* name() const override { return "native"; }
 
   // ---- controls and introspection (allocator_controls.h) ----
   void set_fraction(double f, int dev);
@@ -90,9 +93,6 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
   void release_pool(int64_t id);
   // Makes pool `id` (0: default) serve this thread's allocations on `device`; returns the previous (id, device).
   static std::pair<int64_t, int> exchange_thread_pool(int64_t id, int device);
-
-  // The deleter of the DataPtrs allocate() hands out (context: the device address).
-  static void delete_device_ptr(void* ctx);
 
  private:
   struct Block {
@@ -126,16 +126,14 @@ class MLUCachingAllocator final : public c10::DeviceAllocator {
   c10::CachingDeviceAllocator::DeviceStats stats_[kMaxDevices];
   double fraction_[kMaxDevices] = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
   std::atomic<bool> caching_{true};
+  std::atomic<bool> used_{false};  // a block was handed out
   bool history_ = false;
   ContextRecorder recorder_ = nullptr;
   size_t max_entries_ = SIZE_MAX;
   std::deque<TraceEntry> traces_[kMaxDevices];
 };
 
-// The one caching allocator (c10::GetAllocator(PrivateUse1)).
-MLUCachingAllocator* device_allocator();
-// True if `p` is a live block handed out by the caching allocator (its deleter is the allocator's): its host view
-// needs no validation by the runtime.
-bool is_allocator_block(const c10::DataPtr& p);
+// The one caching allocator (the allocator in use unless another was swapped in: current_allocator.h).
+MLUCachingAllocator* caching_allocator();
 
 }  // namespace torch_mlu

@@ -7,7 +7,7 @@
 #include "../runtime/notifier.h"
 #include "../runtime/queue.h"
 #include "device.h"
-#include "device_allocator.h"
+#include "current_allocator.h"
 #include "stream.h"
 
 namespace torch_mlu {

@@ -13,7 +13,7 @@
 #include "../runtime/copy.h"
 #include "../runtime/memory.h"
 #include "device.h"
-#include "device_allocator.h"
+#include "current_allocator.h"
 #include "generator.h"
 #include "host_allocator.h"
 #include "host_kernel.h"

@@ -12,6 +12,7 @@
 
 #include "../runtime/device.h"
 #include "../runtime/memory.h"
+#include "current_allocator.h"
 #include "device.h"
 #include "device_allocator.h"
 
@@ -105,7 +106,7 @@ bool adopt_host_block(c10::DataPtr& p, c10::DeviceIndex device) {
   }
   bool released = p.compare_exchange_deleter(deleter, &c10::detail::deleteNothing);
   TORCH_INTERNAL_ASSERT(released);
-  p = c10::DataPtr(dptr, dptr, &MLUCachingAllocator::delete_device_ptr, c10::Device(kMLU, device));
+  p = c10::DataPtr(dptr, dptr, &delete_device_ptr, c10::Device(kMLU, device));
   return true;
 }
 

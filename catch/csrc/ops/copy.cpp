@@ -9,7 +9,7 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include "../core/device.h"
-#include "../core/device_allocator.h"
+#include "../core/current_allocator.h"
 #include "../core/hooks.h"
 #include "../core/host_allocator.h"
 #include "../core/stream.h"

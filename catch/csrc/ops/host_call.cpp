@@ -8,7 +8,7 @@
 #include <c10/core/CPUAllocator.h>
 
 #include "../core/device.h"
-#include "../core/device_allocator.h"
+#include "../core/current_allocator.h"
 #include "../core/stream.h"
 #include "../runtime/copy.h"
 #include "../runtime/memory.h"

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "../core/device.h"
-#include "../core/device_allocator.h"
+#include "../core/current_allocator.h"
 #include "../core/stream.h"
 #include "../runtime/queue.h"
 #include "host_call.h"

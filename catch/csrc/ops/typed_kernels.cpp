@@ -24,7 +24,7 @@
 #include <utility>
 
 #include "../core/device.h"
-#include "../core/device_allocator.h"
+#include "../core/current_allocator.h"
 #include "../core/host_kernel.h"
 #include "device_kernel.h"
 #include "host_call.h"

@@ -5,9 +5,11 @@
 
 #include <torch/csrc/utils/device_lazy_init.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
+#include "../core/blas_handle.h"
 #include "../core/device.h"
 #include "../core/hooks.h"
 #include "../runtime/device.h"
@@ -44,6 +46,7 @@ void init_device(py::module& m) {
   });
   m.def("device_name", [] { return std::string(catch_rt::deviceName()); });
   m.def("capacity", [] { return static_cast<uint64_t>(catch_rt::deviceCapacity()); });
+  m.def("current_blas_handle", [] { return reinterpret_cast<uintptr_t>(current_blas_handle()); });
   m.def("_visible_device_count", [](const std::optional<std::string>& value, int physical) {
     return catch_rt::visibleDeviceCount(value.has_value() ? value->c_str() : nullptr, physical);
   });

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 // torch.mlu's device functions (torch_mlu._C): count, current device, synchronize, names and capacity, the fork
-// handler, the device's lazy initialization.
+// handler, the device's lazy initialization, the current matrix-library handle.
 #pragma once
 
 #include <torch/csrc/utils/pybind.h>

@@ -7,11 +7,15 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "../core/allocator_controls.h"
+#include "../core/current_allocator.h"
 #include "../core/host_allocator.h"
 #include "../core/host_kernel.h"
+#include "../core/pluggable_allocator.h"
 #include "../runtime/copy.h"
 #include "../runtime/device.h"
 #include "utils.h"
@@ -104,6 +108,18 @@ py::dict memory_snapshot() {
 }  // namespace
 
 void init_memory(py::module& m) {
+  // torch.mlu.memory's allocator handles (torch._C._cuda_CUDAAllocator, _cuda_customAllocator,
+  // _cuda_changeCurrentAllocator, _cuda_getAllocator); function addresses come from ctypes.
+  py::class_<DeviceBlockAllocator, std::shared_ptr<DeviceBlockAllocator>>(m, "MLUAllocator");
+  m.def("custom_allocator", [](uintptr_t alloc_fn, uintptr_t free_fn) -> std::shared_ptr<DeviceBlockAllocator> {
+    return std::make_shared<MLUPluggableAllocator>(reinterpret_cast<MLUPluggableAllocator::AllocFn>(alloc_fn),
+                                                   reinterpret_cast<MLUPluggableAllocator::FreeFn>(free_fn));
+  });
+  m.def("change_current_allocator", [](std::shared_ptr<DeviceBlockAllocator> a) {
+    change_current_allocator(std::move(a));
+  });
+  m.def("current_allocator", [] { return current_allocator(); });
+  m.def("allocator_backend", [] { return std::string(device_allocator()->name()); });
   m.def("empty_cache", [] { empty_cache(); });
   m.def("set_memory_fraction", [](double f, int64_t d) { set_memory_fraction(f, resolve(d)); });
   m.def("get_memory_fraction", [](int64_t d) { return get_memory_fraction(resolve(d)); });

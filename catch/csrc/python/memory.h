@@ -1,8 +1,8 @@
 // SPDX-FileCopyrightText: 2026 Catch Developers
 // SPDX-License-Identifier: BSD-3-Clause
 
-// torch.mlu.memory's functions (torch_mlu._C): the caching allocator's controls, statistics, history and snapshots,
-// private pools, pinned host memory statistics, busy times.
+// torch.mlu.memory's functions (torch_mlu._C): the allocator in use and pluggable allocators, the caching
+// allocator's controls, statistics, history and snapshots, private pools, pinned host memory statistics, busy times.
 #pragma once
 
 #include <torch/csrc/utils/pybind.h>

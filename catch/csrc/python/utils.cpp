@@ -8,7 +8,10 @@
 namespace torch_mlu::python {
 
 void check_status(catch_rt::Status st, const char* what) {
-  TORCH_CHECK(st == catch_rt::Status::Success, "MLU runtime error in ", what, ": ", catch_rt::statusString(st));
+  if (st != catch_rt::Status::Success) {  // as MLU_CHECK: torch.AcceleratorError with the status as error_code
+    throw c10::AcceleratorError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)}, static_cast<int32_t>(st),
+                                c10::str("MLU runtime error in ", what, ": ", catch_rt::statusString(st)));
+  }
 }
 
 c10::DeviceIndex resolve(int64_t d) {

@@ -68,13 +68,46 @@ Status free(void* dptr) {
   {
     std::lock_guard<std::mutex> lk(r.mu);
     auto it = r.device_allocs.find(key);
-    if (it == r.device_allocs.end()) return Status::InvalidPointer;
+    if (it == r.device_allocs.end() || it->second.adopted) return Status::InvalidPointer;
     size = it->second.size;
     device = it->second.device;
     r.device_allocs.erase(it);
     r.devices[device].used -= size;
   }
   std::free(reinterpret_cast<void*>(key & kAddrMask));
+  return Status::Success;
+}
+
+Status adoptDeviceMemory(int device, void* host, std::size_t bytes, void** dptr) {
+  auto& r = reg();
+  if (dptr == nullptr || host == nullptr || bytes == 0) return Status::InvalidValue;
+  if (device < 0 || device >= r.count) return Status::InvalidDevice;
+  auto addr = reinterpret_cast<std::uintptr_t>(host);
+  if ((addr & ~kAddrMask) != 0) return Status::InvalidValue;  // host address does not fit the tag scheme
+  std::uintptr_t dev_addr = addr | tagOf(device);
+  std::lock_guard<std::mutex> lk(r.mu);
+  if (r.devices[device].used + bytes > r.capacity) return Status::OutOfMemory;
+  auto next = r.device_allocs.lower_bound(dev_addr);
+  auto prev = findContaining(r.device_allocs, dev_addr);
+  bool overlaps = (next != r.device_allocs.end() && next->first < dev_addr + bytes) ||
+                  (prev != r.device_allocs.end() && dev_addr < prev->first + prev->second.size);
+  if (overlaps) return Status::InvalidValue;  // already device memory
+  r.devices[device].used += bytes;
+  r.device_allocs.emplace(dev_addr, Allocation{bytes, device, true});
+  *dptr = reinterpret_cast<void*>(dev_addr);
+  return Status::Success;
+}
+
+Status releaseDeviceMemory(void* dptr, void** host) {
+  auto& r = reg();
+  if (host == nullptr) return Status::InvalidValue;
+  auto key = reinterpret_cast<std::uintptr_t>(dptr);
+  std::lock_guard<std::mutex> lk(r.mu);
+  auto it = r.device_allocs.find(key);
+  if (it == r.device_allocs.end() || !it->second.adopted) return Status::InvalidPointer;
+  r.devices[it->second.device].used -= it->second.size;
+  r.device_allocs.erase(it);
+  *host = reinterpret_cast<void*>(key & kAddrMask);
   return Status::Success;
 }
 

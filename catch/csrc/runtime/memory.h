@@ -29,6 +29,12 @@ struct PointerAttributes {
 Status malloc(int device, std::size_t bytes, void** dptr);
 // Only pointers returned by malloc (not yet freed) are accepted.
 Status free(void* dptr);
+// Device memory from an external allocator (torch.mlu.memory.MLUPluggableAllocator): the emulated device's memory
+// is host memory, so [host, host + bytes) becomes memory of `device` (counted against its capacity: OutOfMemory
+// beyond it) until releaseDeviceMemory; *dptr is its device address. The runtime never frees it itself.
+Status adoptDeviceMemory(int device, void* host, std::size_t bytes, void** dptr);
+// Ends an adoption (only device addresses from adoptDeviceMemory); *host is the memory to give back to its owner.
+Status releaseDeviceMemory(void* dptr, void** host);
 Status pointerGetAttributes(const void* ptr, PointerAttributes* attrs);
 // Host view of a live device range [dptr, dptr + bytes): validated.
 Status mapHost(const void* dptr, std::size_t bytes, void** host);

@@ -24,6 +24,7 @@ inline std::uintptr_t tagOf(int device) { return static_cast<std::uintptr_t>(dev
 struct Allocation {
   std::size_t size;
   int device;
+  bool adopted = false;  // host memory of an external allocator (adoptDeviceMemory), not the runtime's own
 };
 
 struct DeviceState {

@@ -38,7 +38,7 @@ from torch_mlu.mlu.memory import (
     caching_allocator_delete,
     caching_allocator_disabled,
     caching_allocator_enable,
-    clock_rate,
+    change_current_allocator,
     device_memory_used,
     empty_cache,
     get_allocator_backend,
@@ -57,8 +57,8 @@ from torch_mlu.mlu.memory import (
     memory_stats,
     memory_stats_as_nested_dict,
     memory_summary,
-    memory_usage,
     MemPool,
+    MLUPluggableAllocator,
     reset_accumulated_host_memory_stats,
     reset_accumulated_memory_stats,
     reset_max_memory_allocated,
@@ -67,8 +67,8 @@ from torch_mlu.mlu.memory import (
     reset_peak_memory_stats,
     set_per_process_memory_fraction,
     use_mem_pool,
-    utilization,
 )
+from torch_mlu.mlu.monitoring import clock_rate, memory_usage, power_draw, temperature, utilization
 from torch_mlu.mlu.random import (
     default_generators,
     get_rng_state,
@@ -96,15 +96,17 @@ from torch_mlu.mlu.streams import (
 _tensor_classes = _typed.make("torch.mlu")
 globals().update(_tensor_classes)
 
+# torch.cuda's aliases of the exception classes torch raises on every device (runtime failures: AcceleratorError).
+AcceleratorError = torch.AcceleratorError
 OutOfMemoryError = torch.OutOfMemoryError
 
 __all__ = [
-    "DeferredMluCallError", "Event", "ExternalStream", "MLUError", "MLUGraph", "MemPool", "OutOfMemoryError", "Stream",
-    "StreamContext", "amp", "caching_allocator_alloc", "caching_allocator_delete", "caching_allocator_disabled",
-    "caching_allocator_enable", "can_device_access_peer", "clock_rate", "check_error", "cncl", "cnpx", "current_device",
-    "current_stream", "default_generators", "default_stream", "device", "device_count", "device_memory_used",
-    "device_of", "empty_cache", "export_dot", "export_graph_data", "fallback_report", "get_allocator_backend",
-    "get_amp_supported_dtype",
+    "DeferredMluCallError", "Event", "ExternalStream", "MLUError", "MLUGraph", "MLUPluggableAllocator", "MemPool",
+    "OutOfMemoryError", "Stream", "StreamContext", "amp", "caching_allocator_alloc", "caching_allocator_delete",
+    "caching_allocator_disabled", "caching_allocator_enable", "can_device_access_peer", "change_current_allocator",
+    "clock_rate", "check_error", "cncl", "cnpx", "current_blas_handle", "current_device", "current_stream",
+    "default_generators", "default_stream", "device", "device_count", "device_memory_used", "device_of", "empty_cache",
+    "export_dot", "export_graph_data", "fallback_report", "get_allocator_backend", "get_amp_supported_dtype",
     "get_arch_list", "get_device_capability", "get_device_name", "get_device_properties", "get_gencode_flags",
     "get_per_process_memory_fraction", "get_rng_state", "get_rng_state_all", "get_stream_from_external",
     "get_sync_debug_mode", "graph", "graph_annotations", "graph_pool_handle", "graphs", "has_half", "has_magma",
@@ -114,11 +116,12 @@ __all__ = [
     "make_graphed_callables", "manual_seed", "manual_seed_all", "max_memory_allocated", "max_memory_cached",
     "max_memory_reserved", "mem_get_info", "memory", "memory_allocated", "memory_cached", "memory_reserved",
     "memory_snapshot", "memory_stats", "memory_stats_as_nested_dict", "memory_summary", "memory_usage", "mluStatus",
-    "profiler", "random", "reset_accumulated_host_memory_stats", "reset_accumulated_memory_stats", "reset_fallback_report",
+    "power_draw", "profiler", "random", "reset_accumulated_host_memory_stats", "reset_accumulated_memory_stats",
+    "reset_fallback_report",
     "reset_max_memory_allocated", "reset_max_memory_cached", "reset_peak_host_memory_stats",
     "reset_peak_memory_stats", "seed", "seed_all", "set_device", "set_fallback_strict",
     "set_per_process_memory_fraction", "set_rng_state", "set_rng_state_all", "set_stream", "set_sync_debug_mode",
-    "stream", "streams", "synchronize", "use_mem_pool", "utilization", *sorted(_tensor_classes),
+    "stream", "streams", "synchronize", "temperature", "use_mem_pool", "utilization", *sorted(_tensor_classes),
 ]
 
 # torch.cuda names the emulated device cannot offer, with the reason (``torch.mlu.<name>`` raises AttributeError
@@ -128,16 +131,9 @@ _MISSING = {
                     " compute units",
     "mlurt": "there is no MLU runtime library to bind (torch.cuda.cudart exposes libcudart); the emulated runtime is"
              " internal to torch_mlu._C",
-    "current_blas_handle": "GEMMs run in Catch's own kernels (oneDNN/ATen CPU), not through a BLAS library handle",
     "current_solver_handle": "linear algebra solvers run in ATen's CPU kernels, not through a solver library handle",
-    "MLUPluggableAllocator": "device memory must come from the emulated runtime (tagged device addresses), so the "
-                             "caching allocator cannot be swapped for a user .so",
-    "change_current_allocator": "device memory must come from the emulated runtime, so the allocator cannot be "
-                                "swapped (see MLUPluggableAllocator)",
     "jiterator": "jiterator compiles CUDA C++ elementwise kernels at run time; there is no device compiler here "
                  "(torch.compile on mlu is the way to fuse elementwise code)",
-    "temperature": "the emulated device has no sensors (NVML temperature)",
-    "power_draw": "the emulated device has no sensors (NVML power draw)",
     "tunable": "TunableOp tunes cuBLAS/hipBLASLt GEMM algorithms; Catch's GEMM has one kernel per shape",
     "sparse": "the mlu backend has no sparse tensor kernels (SparsePrivateUse1), so there are no typed sparse mlu "
               "tensor classes",
@@ -403,6 +399,15 @@ def get_device_capability(device: torch.device | str | int | None = None) -> tup
     """(major, minor) of the emulated device: (1, 0)."""
     p = get_device_properties(device)
     return (p.major, p.minor)
+
+
+def current_blas_handle() -> int:
+    """Address of the calling thread's matrix-library handle for the current device (``torch.cuda.current_blas_handle``
+    returns the cuBLAS handle; on MLU it is a CNNL handle). The emulator keeps one handle per thread and device, bound
+    to the current queue at each call: the value is stable for a (thread, device) pair and differs between them.
+    Catch's matrix kernels run on the host (ATen, oneDNN) and do not go through it."""
+    _lazy_init()
+    return int(_C.current_blas_handle())
 
 
 def get_amp_supported_dtype() -> list[torch.dtype]:

@@ -1,7 +1,8 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Caching-allocator statistics for mlu, with ``torch.cuda.memory`` semantics.
+"""Caching-allocator statistics and controls for mlu, with ``torch.cuda.memory`` semantics; the pluggable allocator
+names (:class:`MLUPluggableAllocator`, :func:`change_current_allocator`) come from ``pluggable_allocator``.
 
 Numbers come from the backend's caching allocator (a ``c10::DeviceAllocator``) through ``torch.accelerator``'s
 generic memory API; keys of :func:`memory_stats` match ``torch.cuda.memory_stats`` (``allocated_bytes.all.current``
@@ -23,6 +24,13 @@ import torch
 
 from torch_mlu import _C
 from torch_mlu.mlu._utils import _get_device_index
+from torch_mlu.mlu.pluggable_allocator import (  # noqa: F401 (torch.cuda.memory has these names)
+    MLUPluggableAllocator,
+    _get_current_allocator,
+    _MLUAllocator,
+    change_current_allocator,
+    get_allocator_backend,
+)
 
 
 def memory_stats(device: object = None) -> OrderedDict[str, Any]:
@@ -236,11 +244,6 @@ def caching_allocator_delete(mem_ptr: int) -> None:
         raise ValueError(f"caching_allocator_delete: {mem_ptr:#x} was not allocated by caching_allocator_alloc")
 
 
-def get_allocator_backend() -> str:
-    """The allocator in use: ``"native"`` (Catch's caching allocator; there is no pluggable one)."""
-    return "native"
-
-
 def device_memory_used(device: object = None) -> int:
     """Bytes in use on the device as the runtime sees them (all allocations of this process)."""
     free, total = mem_get_info(device)
@@ -326,12 +329,13 @@ class MemPool:
     :func:`use_mem_pool` come from it and, once freed, stay cached for its next users only (the default pool does
     not reuse them and :func:`empty_cache` does not release them). Deleting the pool returns its cached blocks to the
     runtime. ``use_on_oom=True`` lets an allocation that fails outside the pool take one of its cached blocks.
-    ``allocator`` must be None: device memory comes from the emulated runtime only."""
+    ``allocator`` must be None: a pool has no allocator of its own (a pluggable allocator serves the whole process:
+    :func:`change_current_allocator`)."""
 
     def __init__(self, allocator: object = None, use_on_oom: bool = False, no_split: bool = False) -> None:
         if allocator is not None:
-            raise ValueError("torch.mlu.MemPool: custom allocators are not supported (device memory must come from "
-                             "the emulated runtime)")
+            raise ValueError("torch.mlu.MemPool: a pool cannot have its own allocator; make a pluggable allocator "
+                             "the process's with torch.mlu.memory.change_current_allocator")
         self._id = int(_C.create_mem_pool(bool(use_on_oom)))
         self._users = 0
 
@@ -371,70 +375,3 @@ def use_mem_pool(pool: MemPool, device: object = None) -> Iterator[None]:
     finally:
         pool._users -= 1
         _C.exchange_thread_pool(prev[0], prev[1])
-
-
-# ---- device activity -----------------------------------------------------------------------------------------------
-
-_busy_samples: dict[int, tuple[int, int]] = {}
-
-
-def utilization(device: object = None) -> int:
-    """Percent of time during which device kernels ran on ``device`` over the past sample period (NVML's
-    utilization). The sample period is the time since the previous call for this device (since ``import
-    torch_mlu`` for the first); kernels of several threads may overlap, so the value is capped at 100."""
-    import time
-
-    idx = _get_device_index(device, optional=True)
-    now, busy = time.monotonic_ns(), int(_C.device_busy_ns(idx))
-    t0, b0 = _busy_samples.get(idx, (_IMPORT_NS, 0))
-    _busy_samples[idx] = (now, busy)
-    if now <= t0:
-        return 0
-    return min(100, round(100 * (busy - b0) / (now - t0)))
-
-
-def memory_usage(device: object = None) -> int:
-    """Percent of time during which ``device``'s memory was read or written over the past sample period (NVML's
-    memory utilization): device kernels (they work on device memory throughout) plus copies to or from it. The
-    sample period is the time since the previous call (since ``import torch_mlu`` for the first); capped at 100."""
-    import time
-
-    idx = _get_device_index(device, optional=True)
-    now, busy = time.monotonic_ns(), int(_C.device_busy_ns(idx)) + int(_C.copy_busy_ns(idx))
-    t0, b0 = _mem_samples.get(idx, (_IMPORT_NS, 0))
-    _mem_samples[idx] = (now, busy)
-    if now <= t0:
-        return 0
-    return min(100, round(100 * (busy - b0) / (now - t0)))
-
-
-_mem_samples: dict[int, tuple[int, int]] = {}
-
-
-def clock_rate(device: object = None) -> int:
-    """Clock of the compute units in MHz (NVML's SM clock): the emulated device's kernels run on the host CPU, so
-    this is the mean current frequency of its cores (``/proc/cpuinfo``, else ``cpufreq``); 0 when the host does
-    not report one."""
-    _get_device_index(device, optional=True)
-    mhz: list[float] = []
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            mhz = [float(line.split(":")[1]) for line in f if line.lower().startswith("cpu mhz")]
-    except OSError:
-        pass
-    if not mhz:
-        try:
-            with open("/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", encoding="utf-8") as f:
-                mhz = [int(f.read().strip()) / 1000]
-        except (OSError, ValueError):
-            return 0
-    return round(sum(mhz) / len(mhz))
-
-
-def _now_ns() -> int:
-    import time
-
-    return time.monotonic_ns()
-
-
-_IMPORT_NS = _now_ns()

@@ -21,7 +21,7 @@ from torch_mlu.contrib.cuda_compat import nvtx
 
 __all__ = [
     "amp_definitely_not_available", "can_device_access_peer", "custom_bwd", "custom_fwd", "device_memory_used",
-    "get_allocator_backend", "get_sync_debug_mode", "has_half", "has_magma", "ipc_collect",
+    "get_sync_debug_mode", "has_half", "has_magma", "ipc_collect",
     "is_current_stream_capturing", "is_nccl_available", "is_tf32_supported", "max_memory_cached", "memory_cached",
     "memory_stats_as_nested_dict", "memory_summary", "nvtx", "reset_max_memory_cached", "set_sync_debug_mode",
     "warn_once",
@@ -99,11 +99,6 @@ def device_memory_used(device: Any = None) -> int:
     """``torch.cuda.device_memory_used``: bytes in use on the device (total minus free of ``mem_get_info``)."""
     free, total = _mlu().mem_get_info(device)
     return int(total - free)
-
-
-def get_allocator_backend() -> str:
-    """``torch.cuda.get_allocator_backend``: ``"native"``, the mlu caching allocator."""
-    return "native"
 
 
 def is_current_stream_capturing() -> bool:
