@@ -57,6 +57,36 @@ Known gaps not probed above:
   (`torch_mlu.inductor.flex_attention`), so a compiled backward, `return_lse` or `return_aux` raises
   `NotImplementedError`, as on CPU; eager `flex_attention` (the unfused implementation) has a backward. Upstream 2.13
   refuses mlu in `flex_attention` (`ValueError`); the patch series lets it through.
+
+## Where mlu answers as cuda, not as torch_openreg
+
+`tests/backend/test_openreg_conformance.py` checks on mlu the facts that PyTorch's reference PrivateUse1 backend,
+torch_openreg, tests for its own device (upstream `test/cpp_extensions/open_registration_extension/torch_openreg/
+tests/`). Where openreg's answer is openreg's own and cuda answers otherwise, mlu answers as cuda, and the test
+checks cuda's answer:
+
+- A device index out of range raises cuda's "invalid device ordinal" (`MLU error: invalid device ordinal: device
+  index 2 is out of range; ...`), not openreg's "The device index is out of range": cuda's `set_device` reports
+  `cudaSetDevice`'s error (`c10/cuda/CUDAFunctions.cpp`, `C10_CUDA_CHECK`).
+- Backend metadata: openreg's keys `version_number`/`format_number` are the fields of openreg's own `BackendMeta`;
+  mlu's metadata is its layout tag (`mlu_layout_<NAME>`). Other keys are dropped silently, as on cuda:
+  `torch._utils.set_tensor_metadata` hands the map only to the device's registered deserializer
+  (`torch/csrc/jit/serialization/pickler_helper.h`, `setTensorMetadata`), and cuda registers none.
+- Autocast: `torch.dot` (and `vdot`, `tensordot`) of float16 inputs stays float16. openreg lists `dot` as a float32
+  op; CUDA's policy puts it under "promote", the widest input type (`aten/src/ATen/autocast_mode.h`,
+  `AT_FORALL_PROMOTE`, registered for CUDA in `aten/src/ATen/autocast_mode.cpp`), and mlu registers CUDA's lists.
+- The autograd engine's device threads: `import torch_mlu` turns the engine's multithreading off
+  (`torch.autograd.set_multithreading_enabled(False)`), so backward runs on the calling thread and no
+  `pt_autograd_<i>` thread exists until it is turned back on; then, as on cuda, there is one per device. Kernels run
+  synchronously on the submitting thread, so a device thread buys no overlap, and with it the digits training step
+  at 2 threads took 2.6x CPU's time (`catch/torch_mlu/__init__.py`).
+- `torch._fused_sdp_choice` on mlu answers the kernel `scaled_dot_product_attention` will run, by CPU's rules
+  (`FLASH_ATTENTION` for float16 without dropout, `MATH` with dropout), as cuda answers with its own
+  (`aten/src/ATen/native/transformers/cuda/sdp_utils.cpp`, `select_sdp_backend`); openreg answers `OVERRIDEABLE`.
+  mlu also implements the Overrideable pair (`_scaled_dot_product_fused_attention_overrideable` and its backward),
+  for callers that ask for it by name. The flash choice is what graph mode fuses (`catch/README.md`, Attention).
+- OpInfo's `out=` check of `torch.empty` compares uninitialized memory: the values are undefined on CPU and cuda as
+  on mlu (`torch.empty`'s documentation), so the test checks its shape, device and that `out` is reused.
 """
 
 
