@@ -7,7 +7,8 @@ Run as ``python tests/backend/support_matrix.py --write docs/support.md`` (regen
 docs/support.md`` (exit 1 with a diff when the page is stale; ``test_support_matrix.py`` does this). Each probe is a
 small workload of one integration area, taken from the conformance suite in tests/backend; it runs with the CPU
 fallback allowed and its outcome is recorded: ``native`` (no fallback), ``falls back: <ops>`` (works, with the
-operators ``torch.mlu.fallback_report()`` counted), or ``unsupported: <error>``.
+operators ``torch.mlu.fallback_report()`` counted), or ``unsupported: <error>``. Below the probes, a scorecard
+counts the tests of ``test_openreg_conformance.py`` passing per torch_openreg test file (a pytest run of it).
 """
 
 from __future__ import annotations
@@ -299,9 +300,38 @@ def outcome(fn: Callable[[], list[str] | None]) -> str:
     return "native" if not used else "falls back: " + ", ".join(f"`{op}`" for op in used)
 
 
+CONFORMANCE = Path(__file__).resolve().parent / "test_openreg_conformance.py"
+
+
+def conformance_scorecard() -> str:
+    """The table of ``test_openreg_conformance.py``'s tests passing per area (one area per test class, named after
+    torch_openreg's test file), from a pytest run of that module in a child interpreter (its JUnit XML report)."""
+    import subprocess
+    import tempfile
+    import xml.etree.ElementTree as ET
+    from collections import Counter
+
+    with tempfile.TemporaryDirectory(prefix="catch-conformance-") as tmp:
+        report = Path(tmp) / "report.xml"
+        subprocess.run([sys.executable, "-m", "pytest", str(CONFORMANCE), "-q", "-p", "no:cacheprovider",
+                        f"--junitxml={report}"], cwd=CONFORMANCE.parents[2], capture_output=True, check=False,
+                       timeout=900)
+        cases = ET.parse(report).getroot().iter("testcase")
+        total, passed = Counter[str](), Counter[str]()
+        for case in cases:
+            area = case.get("classname", "").rsplit(".", 1)[-1].removeprefix("Test")
+            total[area] += 1
+            passed[area] += not any(child.tag in ("failure", "error", "skipped") for child in case)
+    lines = [f"| test_{area.lower()}.py | {passed[area]} | {total[area]} |" for area in total]
+    lines.append(f"| all | {sum(passed.values())} | {sum(total.values())} |")
+    return ("\ntorch_openreg's facts on mlu (`tests/backend/test_openreg_conformance.py`, one class per torch_openreg "
+            "test file it\ncovers; the differences that follow cuda are listed at the end of this page):\n\n"
+            "| torch_openreg file | passing | tests |\n|---|---|---|\n" + "\n".join(lines) + "\n")
+
+
 def render() -> str:
     rows = [f"| {area} | {probe} | {outcome(fn)} |" for area, probe, fn in PROBES]
-    return HEADER + "\n".join(rows) + "\n" + FOOTER
+    return HEADER + "\n".join(rows) + "\n" + conformance_scorecard() + FOOTER
 
 
 def main(argv: list[str] | None = None) -> int:
