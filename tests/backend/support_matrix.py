@@ -7,7 +7,8 @@ Run as ``python tests/backend/support_matrix.py --write docs/support.md`` (regen
 docs/support.md`` (exit 1 with a diff when the page is stale; ``test_support_matrix.py`` does this). Each probe is a
 small workload of one integration area, taken from the conformance suite in tests/backend; it runs with the CPU
 fallback allowed and its outcome is recorded: ``native`` (no fallback), ``falls back: <ops>`` (works, with the
-operators ``torch.mlu.fallback_report()`` counted), or ``unsupported: <error>``.
+operators ``torch.mlu.fallback_report()`` counted), or ``unsupported: <error>``. Below the probes, a scorecard
+counts the tests of ``test_openreg_conformance.py`` passing per torch_openreg test file (a pytest run of it).
 """
 
 from __future__ import annotations
@@ -66,6 +67,36 @@ Known gaps not probed above:
   them (most containers and VMs) raise `RuntimeError`, as cuda's do without a reachable NVML driver.
   `torch.mlu.current_blas_handle()` is a per-thread, per-device handle bound to the current queue, which Catch's own
   matrix kernels do not use (they run in ATen and oneDNN on the host).
+
+## Where mlu answers as cuda, not as torch_openreg
+
+`tests/backend/test_openreg_conformance.py` checks on mlu the facts that PyTorch's reference PrivateUse1 backend,
+torch_openreg, tests for its own device (upstream `test/cpp_extensions/open_registration_extension/torch_openreg/
+tests/`). Where openreg's answer is openreg's own and cuda answers otherwise, mlu answers as cuda, and the test
+checks cuda's answer:
+
+- A device index out of range raises cuda's "invalid device ordinal" (`MLU error: invalid device ordinal: device
+  index 2 is out of range; ...`), not openreg's "The device index is out of range": cuda's `set_device` reports
+  `cudaSetDevice`'s error (`c10/cuda/CUDAFunctions.cpp`, `C10_CUDA_CHECK`).
+- Backend metadata: openreg's keys `version_number`/`format_number` are the fields of openreg's own `BackendMeta`;
+  mlu's metadata is its layout tag (`mlu_layout_<NAME>`). Other keys are dropped silently, as on cuda:
+  `torch._utils.set_tensor_metadata` hands the map only to the device's registered deserializer
+  (`torch/csrc/jit/serialization/pickler_helper.h`, `setTensorMetadata`), and cuda registers none.
+- Autocast: `torch.dot` (and `vdot`, `tensordot`) of float16 inputs stays float16. openreg lists `dot` as a float32
+  op; CUDA's policy puts it under "promote", the widest input type (`aten/src/ATen/autocast_mode.h`,
+  `AT_FORALL_PROMOTE`, registered for CUDA in `aten/src/ATen/autocast_mode.cpp`), and mlu registers CUDA's lists.
+- The autograd engine's device threads: `import torch_mlu` turns the engine's multithreading off
+  (`torch.autograd.set_multithreading_enabled(False)`), so backward runs on the calling thread and no
+  `pt_autograd_<i>` thread exists until it is turned back on; then, as on cuda, there is one per device. Kernels run
+  synchronously on the submitting thread, so a device thread buys no overlap, and with it the digits training step
+  at 2 threads took 2.6x CPU's time (`catch/torch_mlu/__init__.py`).
+- `torch._fused_sdp_choice` on mlu answers the kernel `scaled_dot_product_attention` will run, by CPU's rules
+  (`FLASH_ATTENTION` for float16 without dropout, `MATH` with dropout), as cuda answers with its own
+  (`aten/src/ATen/native/transformers/cuda/sdp_utils.cpp`, `select_sdp_backend`); openreg answers `OVERRIDEABLE`.
+  mlu also implements the Overrideable pair (`_scaled_dot_product_fused_attention_overrideable` and its backward),
+  for callers that ask for it by name. The flash choice is what graph mode fuses (`catch/README.md`, Attention).
+- OpInfo's `out=` check of `torch.empty` compares uninitialized memory: the values are undefined on CPU and cuda as
+  on mlu (`torch.empty`'s documentation), so the test checks its shape, device and that `out` is reused.
 """
 
 
@@ -313,9 +344,38 @@ def outcome(fn: Callable[[], list[str] | None]) -> str:
     return "native" if not used else "falls back: " + ", ".join(f"`{op}`" for op in used)
 
 
+CONFORMANCE = Path(__file__).resolve().parent / "test_openreg_conformance.py"
+
+
+def conformance_scorecard() -> str:
+    """The table of ``test_openreg_conformance.py``'s tests passing per area (one area per test class, named after
+    torch_openreg's test file), from a pytest run of that module in a child interpreter (its JUnit XML report)."""
+    import subprocess
+    import tempfile
+    import xml.etree.ElementTree as ET
+    from collections import Counter
+
+    with tempfile.TemporaryDirectory(prefix="catch-conformance-") as tmp:
+        report = Path(tmp) / "report.xml"
+        subprocess.run([sys.executable, "-m", "pytest", str(CONFORMANCE), "-q", "-p", "no:cacheprovider",
+                        f"--junitxml={report}"], cwd=CONFORMANCE.parents[2], capture_output=True, check=False,
+                       timeout=900)
+        cases = ET.parse(report).getroot().iter("testcase")
+        total, passed = Counter[str](), Counter[str]()
+        for case in cases:
+            area = case.get("classname", "").rsplit(".", 1)[-1].removeprefix("Test")
+            total[area] += 1
+            passed[area] += not any(child.tag in ("failure", "error", "skipped") for child in case)
+    lines = [f"| test_{area.lower()}.py | {passed[area]} | {total[area]} |" for area in total]
+    lines.append(f"| all | {sum(passed.values())} | {sum(total.values())} |")
+    return ("\ntorch_openreg's facts on mlu (`tests/backend/test_openreg_conformance.py`, one class per torch_openreg "
+            "test file it\ncovers; the differences that follow cuda are listed at the end of this page):\n\n"
+            "| torch_openreg file | passing | tests |\n|---|---|---|\n" + "\n".join(lines) + "\n")
+
+
 def render() -> str:
     rows = [f"| {area} | {probe} | {outcome(fn)} |" for area, probe, fn in PROBES]
-    return HEADER + "\n".join(rows) + "\n" + FOOTER
+    return HEADER + "\n".join(rows) + "\n" + conformance_scorecard() + FOOTER
 
 
 def main(argv: list[str] | None = None) -> int:

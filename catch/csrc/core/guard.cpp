@@ -119,6 +119,8 @@ c10::DeviceCapability MLUGuardImpl::getDeviceCapability(c10::Device d) const {
   has.has_ComplexHalf = has.has_ComplexFloat = has.has_ComplexDouble = has.has_Bool = 1;
   has.has_Float8_e5m2 = has.has_Float8_e4m3fn = 1;
   has.has_UInt16 = has.has_UInt32 = has.has_UInt64 = 1;
+  // quantized tensors live on mlu (QuantizedPrivateUse1, ops/quantized_tensor.cpp), all five qint types
+  has.has_QInt8 = has.has_QUInt8 = has.has_QInt32 = has.has_QUInt4x2 = has.has_QUInt2x4 = 1;
   return cap;
 }
 

@@ -34,8 +34,9 @@ struct MLUGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   void recordDataPtrOnStream(const c10::DataPtr& p, const c10::Stream& s) const override;
   double elapsedTime(void* start, void* end, const c10::DeviceIndex) const override;
   // torch.accelerator.get_device_capability("mlu"): the dtypes mlu tensors can hold and ATen's CPU kernels (which
-  // the emulated device runs) compute with -- the standard integer, floating and complex types, bool, and the
-  // float8 types with CPU conversions (as CUDA/XPU list them; sub-byte and bit types are left out).
+  // the emulated device runs) compute with -- the standard integer, floating and complex types, bool, the float8
+  // types with CPU conversions (as XPU lists them) and the quantized types (torch_openreg claims every type of
+  // c10::DeviceCapability; the fnuz/e8m0 float8, float4, bits and sub-byte integer types are left out).
   c10::DeviceCapability getDeviceCapability(c10::Device d) const override;
 };
 

@@ -85,6 +85,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from_and_resize", _copy_from_and_resize);
   m.impl("record_stream", record_stream);
   // redirects (redirects.h)
+  // torch._fused_sdp_choice(q, k, v) answers as scaled_dot_product_attention chooses (the stub's entry, below), as
+  // CUDA's _fused_sdp_choice_cuda does, instead of through the CPU fallback
+  m.impl("_fused_sdp_choice", &mlu_fused_sdp_choice);
   m.impl("convolution_overrideable", torch::CppFunction::makeFromBoxedFunction<&convolution_kernel>());
   m.impl("convolution_backward_overrideable",
          torch::CppFunction::makeFromBoxedFunction<&convolution_backward_kernel>());
