@@ -110,13 +110,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_empty_affine_quantized", TORCH_FN(at::native::empty_affine_quantized_other_backends_stub));
   m.impl("_empty_per_channel_affine_quantized",
          TORCH_FN(at::native::empty_per_channel_affine_quantized_other_backends_stub));
-  // The ops torch.ao fake-quantize modules (FakeQuantize, FusedMovingAvgObsFakeQuantize) call, which have only CPU
-  // kernels in ATen and are not in the device-op list: the generic device kernel. (HistogramObserver's histc and
-  // bucketize stay on the CPU fallback: the fallback tests use them as their example ops.)
   // Dense to sparse conversions: the CPU kernels on host views, the results sparse mlu tensors (sparse_tensor.h).
   for (const char* name : {"_to_sparse", "_to_sparse.sparse_dim", "_to_sparse_csr"}) {
     m.impl(name, torch::CppFunction::makeFromBoxedFunction<&sparse_host_kernel>());
   }
+  // The ops torch.ao fake-quantize modules (FakeQuantize, FusedMovingAvgObsFakeQuantize) call, which have only CPU
+  // kernels in ATen and are not in the device-op list: the generic device kernel. (HistogramObserver's histc and
+  // bucketize stay on the CPU fallback: the fallback tests use them as their example ops.)
   for (const char* name : {"fake_quantize_per_tensor_affine_cachemask",
                            "_fake_quantize_per_tensor_affine_cachemask_tensor_qparams",
                            "fake_quantize_per_channel_affine_cachemask", "_fused_moving_avg_obs_fq_helper"}) {
