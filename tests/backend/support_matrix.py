@@ -51,6 +51,16 @@ Known gaps not probed above:
   "Could not run 'quantized::add' with arguments from the 'Quantizedmlu' backend" (QuantizedCUDA has cuDNN kernels
   for a few of them). `.to("cpu")` of a non-contiguous quantized tensor stays on mlu (ATen's `_to_copy` makes that
   copy with `empty_like` on the source device, for cuda too): call `.contiguous()` first.
+- Sparse mlu tensors, COO (`SparsePrivateUse1`) and CSR (`SparseCsrPrivateUse1`), have construction
+  (`sparse_coo_tensor`, `sparse_csr_tensor`, `to_sparse`, `to_sparse_csr`, `.to("mlu")`, `.cpu()`, `clone`, `copy_`,
+  `empty`/`zeros` for COO), metadata (`_indices`, `_values`, `crow_indices`, `col_indices`, `values`, `_nnz`,
+  `sparse_dim`, `dense_dim`, `is_coalesced`), `coalesce`, `to_dense`, `mm`/`addmm`/`mv` with a dense operand (and
+  `mm` of two COO tensors), `add` (sparse + sparse, dense + sparse, in place and `out=`), `sum` (also over dims,
+  `torch.sparse.sum`) and the backward of `torch.sparse.mm`; the compute runs ATen's CPU sparse kernels on the device
+  memory, so results equal the CPU's. Every other op on a sparse mlu tensor (e.g. `mul`, `neg`, `index_select`,
+  `torch.sparse.softmax`, `torch.sparse.sampled_addmm`)
+  raises the dispatcher's `NotImplementedError` "Could not run '<op>' with arguments from the 'Sparsemlu' backend",
+  as cuda does for a sparse op it has no kernel for.
 - The Kineto profiler reports mlu kernels (one `mlu_kernel: <op>` activity per device kernel, linked to its op); copies
   between host and device are not reported as memcpy activity.
 - Inductor's C++ wrapper (`cpp_wrapper=True`) and AOTInductor for mlu raise `NotImplementedError`.
@@ -211,6 +221,24 @@ def _embedding_bag() -> None:
     m(torch.tensor([1, 2, 4, 5], device="mlu"), torch.tensor([0, 2], device="mlu")).sum().backward()
 
 
+def _sparse_coo() -> None:
+    i = torch.tensor([[0, 1, 1, 0], [2, 0, 2, 2]])  # uncoalesced: (0, 2) twice
+    s = torch.sparse_coo_tensor(i, torch.randn(4), (2, 3), device="mlu", requires_grad=True)
+    d = torch.randn(3, 4, device="mlu", requires_grad=True)
+    torch.sparse.mm(s, d).sum().backward()
+    (s + s).coalesce().to_dense(), torch.sparse.sum(s), s.detach().cpu()
+
+
+def _sparse_csr() -> None:
+    a = torch.randn(4, 4, device="mlu").relu().to_sparse_csr()
+    a @ torch.randn(4, device="mlu"), torch.addmm(torch.randn(4, 2, device="mlu"), a, torch.randn(4, 2, device="mlu"))
+    (a + a).to_dense(), a.sum(), a.cpu()
+
+
+def _sparse_softmax() -> None:
+    torch.sparse.softmax(torch.eye(3, device="mlu").to_sparse(), 0)
+
+
 def _histc() -> None:
     torch.histc(torch.randn(100, device="mlu"), bins=10)
 
@@ -316,6 +344,10 @@ PROBES: list[tuple[str, str, Callable[[], list[str] | None]]] = [
      "(inference only when compiled)", _flex_attention),
     ("ops", "`nn.EmbeddingBag` (mean) forward + backward", _embedding_bag),
     ("ops", "`torch.histc`", _histc),
+    ("sparse", "COO `sparse_coo_tensor` (uncoalesced), `torch.sparse.mm` forward + backward, add, coalesce, "
+     "`to_dense`, `torch.sparse.sum`, `.cpu()`", _sparse_coo),
+    ("sparse", "CSR `to_sparse_csr()`, `@` vector, `addmm`, add, `to_dense`, sum, `.cpu()`", _sparse_csr),
+    ("sparse", "`torch.sparse.softmax` (no sparse kernel outside the list below)", _sparse_softmax),
     ("device", "`torch.accelerator.get_device_capability`", _capability),
     ("memory", "`torch.mlu.memory.MLUPluggableAllocator` (a library's alloc/free) made current with "
      "`change_current_allocator`: linear forward + backward", _pluggable_allocator),

@@ -20,6 +20,7 @@
 #include "quantized_tensor.h"
 #include "redirects.h"
 #include "shallow_copy.h"
+#include "sparse_tensor.h"
 #include "typed_kernels.h"
 
 namespace torch_mlu {
@@ -112,6 +113,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_empty_affine_quantized", TORCH_FN(at::native::empty_affine_quantized_other_backends_stub));
   m.impl("_empty_per_channel_affine_quantized",
          TORCH_FN(at::native::empty_per_channel_affine_quantized_other_backends_stub));
+  // Dense to sparse conversions: the CPU kernels on host views, the results sparse mlu tensors (sparse_tensor.h).
+  for (const char* name : {"_to_sparse", "_to_sparse.sparse_dim", "_to_sparse_csr"}) {
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&sparse_host_kernel>());
+  }
   // The ops torch.ao fake-quantize modules (FakeQuantize, FusedMovingAvgObsFakeQuantize) call, which have only CPU
   // kernels in ATen and are not in the device-op list: the generic device kernel. (HistogramObserver's histc and
   // bucketize stay on the CPU fallback: the fallback tests use them as their example ops.)
@@ -157,6 +162,66 @@ TORCH_LIBRARY_IMPL(aten, QuantizedPrivateUse1, m) {
                            "fill_.Tensor", "masked_fill_.Scalar", "masked_fill_.Tensor", "flip", "index_select",
                            "max.dim", "min.dim", "_adaptive_avg_pool2d", "quantized_max_pool2d"}) {
     m.impl(name, torch::CppFunction::makeFromBoxedFunction<&quantized_host_kernel>());
+  }
+}
+
+// Sparse COO mlu tensors (sparse_tensor.h): ATen's device-generic kernels for construction and metadata (the ones
+// native_functions.yaml names for SparseCPU and SparseCUDA alike), the CPU kernels on host views for compute. Other
+// ops raise the dispatcher's "Could not run ... with arguments from the 'Sparsemlu' backend".
+TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
+  // construction
+  m.impl("_sparse_coo_tensor_with_dims", &sparse_coo_with_dims);
+  m.impl("_sparse_coo_tensor_with_dims_and_tensors", &sparse_coo_with_dims_and_tensors);
+  m.impl("empty.memory_format", &empty_sparse_coo);
+  m.impl("empty_like", TORCH_FN(at::native::empty_like_sparse_coo));
+  m.impl("clone", TORCH_FN(at::native::clone_sparse));
+  m.impl("copy_", TORCH_FN(at::native::copy_sparse_wrapper_));
+  m.impl("copy_sparse_to_sparse_", TORCH_FN(at::native::copy_sparse_));
+  m.impl("sparse_resize_", TORCH_FN(at::native::sparse_resize_));
+  m.impl("sparse_resize_and_clear_", TORCH_FN(at::native::sparse_resize_and_clear_));
+  m.impl("resize_as_sparse_", TORCH_FN(at::native::resize_as_sparse_));
+  m.impl("zero_", TORCH_FN(at::native::zero_sparse_));
+  // metadata
+  m.impl("sparse_dim", TORCH_FN(at::native::sparse_dim_sparse));
+  m.impl("dense_dim", TORCH_FN(at::native::dense_dim_sparse));
+  m.impl("_dimI", TORCH_FN(at::native::sparse_dim_sparse));
+  m.impl("_dimV", TORCH_FN(at::native::dense_dim_sparse));
+  m.impl("_nnz", TORCH_FN(at::native::_nnz_sparse));
+  m.impl("is_coalesced", TORCH_FN(at::native::is_coalesced_sparse));
+  m.impl("_coalesced_", TORCH_FN(at::native::_coalesced_sparse_));
+  m.impl("_indices", TORCH_FN(at::native::_indices_sparse));
+  m.impl("_values", TORCH_FN(at::native::_values_sparse));
+  m.impl("indices", TORCH_FN(at::native::indices_sparse));
+  m.impl("values", TORCH_FN(at::native::values_sparse));
+  // compute: ATen's CPU kernels on host views
+  for (const char* name : {"_coalesce", "_to_dense", "_to_sparse", "_to_sparse.sparse_dim", "_to_sparse_csr", "mm",
+                           "mm.out", "addmm", "addmm.out", "mv", "add.Tensor", "add_.Tensor", "add.out", "sum",
+                           "sum.dim_IntList", "sparse_mask", "_sparse_mask_projection"}) {
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&sparse_host_kernel>());
+  }
+}
+
+// Sparse compressed mlu tensors (CSR, CSC, BSR, BSC; sparse_tensor.h), as SparsePrivateUse1 above.
+TORCH_LIBRARY_IMPL(aten, SparseCsrPrivateUse1, m) {
+  // construction (the constructors themselves are composite: _sparse_compressed_tensor_unsafe)
+  m.impl("empty_like", TORCH_FN(at::native::empty_like_sparse_csr));
+  m.impl("clone", TORCH_FN(at::native::clone_sparse_compressed));
+  m.impl("copy_", TORCH_FN(at::native::copy_sparse_compressed_));
+  m.impl("resize_as_sparse_", TORCH_FN(at::native::resize_as_sparse_compressed_));
+  // metadata
+  m.impl("crow_indices", TORCH_FN(at::native::crow_indices_sparse_csr));
+  m.impl("col_indices", TORCH_FN(at::native::col_indices_sparse_csr));
+  m.impl("ccol_indices", TORCH_FN(at::native::ccol_indices_sparse_csr));
+  m.impl("row_indices", TORCH_FN(at::native::row_indices_sparse_csr));
+  m.impl("values", TORCH_FN(at::native::values_sparse_csr));
+  m.impl("_nnz", TORCH_FN(at::native::_nnz_sparse_csr));
+  m.impl("sparse_dim", TORCH_FN(at::native::sparse_dim_sparse_csr));
+  m.impl("dense_dim", TORCH_FN(at::native::dense_dim_sparse_csr));
+  // compute: ATen's CPU kernels on host views
+  for (const char* name : {"_to_dense", "_to_sparse", "_to_sparse.sparse_dim", "_to_sparse_csr", "mm", "mm.out",
+                           "addmm", "addmm.out", "addmv.out", "add.Tensor", "add_.Tensor", "add.out", "sum",
+                           "sum.dim_IntList"}) {
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&sparse_host_kernel>());
   }
 }
 
