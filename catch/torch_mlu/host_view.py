@@ -20,7 +20,10 @@ import torch
 
 # Bits 56..63 of a device address hold the device tag (catch/csrc/runtime/registry.h: kTagShift, kAddrMask).
 _TAG_SHIFT = 56
-_HOST_MASK = (1 << _TAG_SHIFT) - 1
+#: ``device_address & HOST_ADDRESS_MASK`` is the host address of device memory (the tag bits cleared); host
+#: addresses have those bits clear already. Inductor's C++ wrapper for mlu applies it in generated code
+#: (:mod:`torch_mlu.inductor.cpp_wrapper`).
+HOST_ADDRESS_MASK = (1 << _TAG_SHIFT) - 1
 _CPU = torch.device("cpu")
 
 
@@ -33,7 +36,7 @@ def host_view(t: torch.Tensor) -> torch.Tensor:
     if t.device.type != "mlu":
         raise ValueError(f"host_view: expected an mlu tensor, got one on {t.device}")
     storage = t.untyped_storage()
-    host = torch._C._construct_storage_from_data_pointer(storage.data_ptr() & _HOST_MASK, _CPU, storage.nbytes())
+    host = torch._C._construct_storage_from_data_pointer(storage.data_ptr() & HOST_ADDRESS_MASK, _CPU, storage.nbytes())
     # device=_CPU: inside `with torch.device("mlu")` a device-less empty() would be an mlu tensor.
     return torch.empty((), dtype=t.dtype, device=_CPU).set_(host, t.storage_offset(), t.size(), t.stride())
 
