@@ -21,6 +21,12 @@ import torch
 
 from torch_mlu import _C
 
+#: ``device_address & HOST_ADDRESS_MASK`` is the host address of device memory: bits 56..63 of a device address
+#: hold the device tag (``catch/csrc/runtime/registry.h``: ``kTagShift``, ``kAddrMask``); host addresses have them
+#: clear already. Inductor's C++ wrapper for mlu applies it in generated code (:mod:`torch_mlu.inductor.cpp_wrapper`);
+#: :func:`check_host_view` checks it against the backend's host alias.
+HOST_ADDRESS_MASK = (1 << 56) - 1
+
 
 def host_view(t: torch.Tensor) -> torch.Tensor:
     """A CPU tensor aliasing the memory of the ``mlu`` tensor ``t`` (same shape, strides, offset and dtype), after
@@ -48,11 +54,12 @@ def host_args(args: Sequence[object]) -> list[object]:
 
 
 def check_host_view() -> None:
-    """Checks that :func:`host_view` reads and writes device memory (the runtime's tag scheme is as assumed).
+    """Checks that :func:`host_view` reads and writes device memory, and that :data:`HOST_ADDRESS_MASK` gives the
+    address of that view (the runtime's tag scheme is as assumed).
 
     Raises ``RuntimeError`` naming the mismatch when it does not, so generated kernels are never run on misread
-    memory: :func:`torch_mlu.inductor.runtime.call_host` runs it before the first kernel of a process. Allocates an
-    8-element float32 tensor on the current mlu device.
+    memory: :func:`torch_mlu.inductor.runtime.call_host` and the C++ wrapper's entry point run it before the first
+    kernel of a process. Allocates an 8-element float32 tensor on the current mlu device.
     """
     probe = torch.arange(8, dtype=torch.float32, device="mlu")
     view = host_view(probe)
@@ -61,3 +68,6 @@ def check_host_view() -> None:
     view.mul_(2)
     if not torch.equal(probe.cpu(), torch.arange(0, 16, 2, dtype=torch.float32)):
         raise RuntimeError("torch_mlu: host views do not write mlu memory (device address tag scheme changed)")
+    if probe.data_ptr() & HOST_ADDRESS_MASK != view.data_ptr():
+        raise RuntimeError("torch_mlu: a device address masked with HOST_ADDRESS_MASK is not its host address "
+                           "(device address tag scheme changed)")

@@ -88,15 +88,6 @@ def test_compile_inside_device_context(backend):
     torch.testing.assert_close(out.cpu(), x.cpu() * 2 + 1)
 
 
-def test_cpp_wrapper_is_refused_clearly():
-    @torch.compile(options={"cpp_wrapper": True})
-    def fn(x: torch.Tensor) -> torch.Tensor:
-        return x + 1
-
-    with pytest.raises(Exception, match="cpp_wrapper"):
-        fn(torch.randn(4, device="mlu"))
-
-
 @pytest.mark.parametrize("channels_last", [False, True], ids=["contiguous", "channels_last"])
 def test_convolution_results_have_the_layout_fake_tensors_promise(channels_last):
     """Inductor trusts FakeTensor's strides for an mlu convolution (its generated code asserts them on the real

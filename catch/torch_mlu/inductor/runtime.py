@@ -1,12 +1,15 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 """What Inductor's generated wrapper code for ``mlu`` calls at run time (:mod:`torch_mlu.inductor.codegen` emits the
-imports): :func:`call_host` runs a generated CPU kernel on device memory, :func:`get_raw_stream` names a queue."""
+imports): :func:`call_host` runs a generated CPU kernel on device memory, :func:`after_queued_work` wraps the entry
+point of a C++ wrapper (``cpp_wrapper=True``), :func:`get_raw_stream` names a queue."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+import torch
 
 from torch_mlu import host_view as _host_view
 from torch_mlu import mlu
@@ -20,6 +23,35 @@ def get_raw_stream(device_index: int) -> int:
     return int(mlu.current_stream(device_index).stream_id)
 
 
+def _check_host_views() -> None:
+    """Runs :func:`torch_mlu.host_view.check_host_view` once per process."""
+    global _host_views_checked
+    if not _host_views_checked:
+        _host_view.check_host_view()
+        _host_views_checked = True
+
+
+def after_queued_work(call: Callable[[list[Any]], Any]) -> Callable[[list[Any]], Any]:
+    """Wraps the boxed entry point ``call(args)`` of a C++ wrapper compiled for mlu graphs.
+
+    The wrapper runs its CPU kernels on the host addresses of mlu memory, on the calling thread; the returned function
+    first waits for the asynchronous work queued on the current queue of the first mlu tensor in ``args``
+    (non-blocking copies), as :func:`call_host` does before each kernel, and runs
+    :func:`torch_mlu.host_view.check_host_view` once per process (its ``RuntimeError`` when host addresses do not
+    alias device memory).
+    """
+
+    def run(args: list[Any]) -> Any:
+        _check_host_views()
+        for a in args:
+            if isinstance(a, torch.Tensor) and a.device.type == "mlu":
+                mlu.current_stream(a.device).synchronize()
+                break
+        return call(args)
+
+    return run
+
+
 def call_host(kernel: Callable[..., Any], *args: Any) -> Any:
     """Calls a generated CPU kernel with host views of its mlu tensor arguments (other arguments unchanged).
 
@@ -27,8 +59,5 @@ def call_host(kernel: Callable[..., Any], *args: Any) -> Any:
     The first call in a process runs :func:`torch_mlu.host_view.check_host_view` before any kernel gets a host view,
     and raises its ``RuntimeError`` when host views do not alias device memory.
     """
-    global _host_views_checked
-    if not _host_views_checked:
-        _host_view.check_host_view()
-        _host_views_checked = True
+    _check_host_views()
     return kernel(*_host_view.host_args(args))
