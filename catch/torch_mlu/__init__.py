@@ -53,6 +53,10 @@ torch._register_device_module("mlu", mlu)
 for _name in ("amp", "cncl", "cnpx", "graphs", "memory", "profiler", "random", "streams"):
     sys.modules[f"torch.mlu.{_name}"] = sys.modules[f"torch_mlu.mlu.{_name}"]
 backends.install()
+# mlu tensors through torch.multiprocessing (ForkingPickler), registered after torch.multiprocessing's own reducers.
+from torch_mlu import reductions  # noqa: E402
+
+reductions.install()
 torch.utils.generate_methods_for_privateuse1_backend(
     for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
 )

@@ -215,6 +215,22 @@ def _serialization() -> None:
         raise RuntimeError("loaded on the wrong device")
 
 
+def _add_one(t: torch.Tensor) -> None:
+    """Run in the multiprocessing probe's spawned child."""
+    t.add_(1)
+
+
+def _multiprocessing() -> None:
+    import multiprocessing
+
+    t = torch.zeros(3, device="mlu")
+    child = multiprocessing.get_context("spawn").Process(target=_add_one, args=(t,))
+    child.start()
+    child.join(300)
+    if child.exitcode != 0 or t.cpu().tolist() != [1.0, 1.0, 1.0]:
+        raise RuntimeError(f"child exit code {child.exitcode}, parent sees {t.cpu().tolist()}")
+
+
 def _capability() -> None:
     torch.accelerator.get_device_capability("mlu")
 
@@ -356,6 +372,8 @@ PROBES: list[tuple[str, str, Callable[[], list[str] | None]]] = [
      "`change_current_allocator`: linear forward + backward", _pluggable_allocator),
     ("serialization", "`torch.save`/`torch.load` of an mlu tensor", _serialization),
     ("serialization", "backend metadata (layout tag) through save/load", _backend_meta),
+    ("multiprocessing", "mlu tensor passed to a `spawn` child (`torch.multiprocessing`): the child's in-place "
+     "write seen by the parent", _multiprocessing),
     ("quantization", "`torch.quantize_per_tensor`, dequantize, int_repr, `.to(\"cpu\")`", _quantize_per_tensor),
     ("quantization", "`torch.quantize_per_channel` with mlu qparams", _quantize_per_channel),
     ("profiler", "`torch.profiler` (Kineto) with `ProfilerActivity.PrivateUse1`: device time", _kineto_profiler),

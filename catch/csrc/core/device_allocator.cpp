@@ -187,7 +187,7 @@ void* MLUCachingAllocator::alloc_block(int dev, size_t n) {
     }
     if (b == nullptr) {
       MLU_CHECK(st);
-      b = new Block{p, size, n, dev, 0, {}, nullptr, pid};
+      b = new Block{p, size, n, dev, 0, {}, nullptr, pid, false};
       auto& s = stats_[dev];
       update(s.reserved_bytes, size, small, true);
       update(s.segment, 1, small, true);
@@ -245,7 +245,7 @@ bool MLUCachingAllocator::free_block(void* dptr) {
     trace(b->device, "free_completed", reinterpret_cast<uintptr_t>(b->dptr), b->size, b->stream, ctx);
   }
   b->context = nullptr;
-  if (!caching_ || (b->pool != 0 && live_pools_.count(b->pool) == 0)) {
+  if (!caching_ || b->shared || (b->pool != 0 && live_pools_.count(b->pool) == 0)) {
     catch_rt::free(b->dptr);
     update(s.reserved_bytes, b->size, small, false);
     update(s.segment, 1, small, false);
@@ -355,6 +355,14 @@ void MLUCachingAllocator::trace(int dev, const char* action, uintptr_t addr, siz
 bool MLUCachingAllocator::owns(const void* dptr) {
   std::lock_guard<std::mutex> lk(mu_);
   return active_.count(const_cast<void*>(dptr)) != 0;
+}
+
+bool MLUCachingAllocator::mark_shared(void* dptr) {
+  std::lock_guard<std::mutex> lk(mu_);
+  auto it = active_.find(dptr);
+  if (it == active_.end()) return false;
+  it->second->shared = true;
+  return true;
 }
 
 MLUCachingAllocator::Block* MLUCachingAllocator::take_cached(Pool& pool, size_t size) {

@@ -79,6 +79,10 @@ class MLUCachingAllocator final : public DeviceBlockAllocator {
   // True if `dptr` is a live block handed out by this allocator.
   bool owns(const void* dptr) override;
   const char* name() const override { return "native"; }
+  // Marks live block `dptr` as shared with other processes (storage_sharing.h): when freed it goes back to the
+  // runtime instead of the cache, so this process never hands its memory out again while another one may map it.
+  // False if `dptr` is not a live block of ours.
+  bool mark_shared(void* dptr);
 
   // ---- controls and introspection (allocator_controls.h) ----
   void set_fraction(double f, int dev);
@@ -104,6 +108,7 @@ class MLUCachingAllocator final : public DeviceBlockAllocator {
     std::vector<c10::Stream> used_on;  // recordStream
     std::shared_ptr<c10::GatheredContext> context;  // where it was allocated (memory history on)
     int64_t pool;  // 0: the device's default pool; else a MemPool id
+    bool shared = false;  // mark_shared
   };
   // Free blocks of one device by reserved size; a size's vector stays in the map when it empties, so the steady
   // state of a training loop (the same sizes freed and taken again) allocates no map or list nodes.

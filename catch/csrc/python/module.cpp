@@ -10,6 +10,7 @@
 #include "memory.h"
 #include "random.h"
 #include "runtime.h"
+#include "storage_sharing.h"
 #include "streams.h"
 
 PYBIND11_MODULE(_C, m) {
@@ -21,4 +22,5 @@ PYBIND11_MODULE(_C, m) {
   torch_mlu::python::init_host_kernel(m);
   torch_mlu::python::init_fallback(m);
   torch_mlu::python::init_runtime(m);
+  torch_mlu::python::init_storage_sharing(m);
 }

@@ -3,6 +3,9 @@
 
 #include "memory.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <mutex>
@@ -12,22 +15,12 @@
 namespace catch_rt {
 
 using detail::Allocation;
+using detail::findContaining;
 using detail::kAddrMask;
 using detail::kAlign;
+using detail::pageRounded;
 using detail::reg;
 using detail::tagOf;
-
-namespace {
-
-template <class Map>
-typename Map::const_iterator findContaining(const Map& m, std::uintptr_t p) {
-  auto it = m.upper_bound(p);
-  if (it == m.begin()) return m.end();
-  --it;
-  return it;
-}
-
-}  // namespace
 
 Status malloc(int device, std::size_t bytes, void** dptr) {
   auto& r = reg();
@@ -41,20 +34,22 @@ Status malloc(int device, std::size_t bytes, void** dptr) {
     if (r.devices[device].used + rounded > r.capacity) return Status::OutOfMemory;
     r.devices[device].used += rounded;
   }
-  void* host = std::aligned_alloc(kAlign, rounded);
+  // Its own anonymous mapping (page-aligned, zeroed), so that acquireMemHandle can move it onto a shared file in
+  // place.
+  void* host = mmap(nullptr, pageRounded(rounded), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   std::lock_guard<std::mutex> lk(r.mu);
-  if (host == nullptr) {
+  if (host == MAP_FAILED) {
     r.devices[device].used -= rounded;
     return Status::OutOfMemory;
   }
   auto addr = reinterpret_cast<std::uintptr_t>(host);
   if ((addr & ~kAddrMask) != 0) {  // host address does not fit the tag scheme
-    std::free(host);
+    munmap(host, pageRounded(rounded));
     r.devices[device].used -= rounded;
     return Status::OutOfMemory;
   }
   std::uintptr_t dev_addr = addr | tagOf(device);
-  r.device_allocs.emplace(dev_addr, Allocation{rounded, device});
+  r.device_allocs.emplace(dev_addr, Allocation{rounded, device, false, -1, false});
   *dptr = reinterpret_cast<void*>(dev_addr);
   return Status::Success;
 }
@@ -63,18 +58,18 @@ Status free(void* dptr) {
   if (dptr == nullptr) return Status::Success;
   auto& r = reg();
   auto key = reinterpret_cast<std::uintptr_t>(dptr);
-  std::size_t size;
-  int device;
+  Allocation a{};
   {
     std::lock_guard<std::mutex> lk(r.mu);
     auto it = r.device_allocs.find(key);
-    if (it == r.device_allocs.end() || it->second.adopted) return Status::InvalidPointer;
-    size = it->second.size;
-    device = it->second.device;
+    if (it == r.device_allocs.end() || it->second.adopted || it->second.imported) return Status::InvalidPointer;
+    a = it->second;
     r.device_allocs.erase(it);
-    r.devices[device].used -= size;
+    r.devices[a.device].used -= a.size;
   }
-  std::free(reinterpret_cast<void*>(key & kAddrMask));
+  // Pages on a shared file (a mem handle was acquired) stay alive while another process maps them.
+  munmap(reinterpret_cast<void*>(key & kAddrMask), pageRounded(a.size));
+  if (a.fd >= 0) close(a.fd);
   return Status::Success;
 }
 
@@ -93,7 +88,7 @@ Status adoptDeviceMemory(int device, void* host, std::size_t bytes, void** dptr)
                   (prev != r.device_allocs.end() && dev_addr < prev->first + prev->second.size);
   if (overlaps) return Status::InvalidValue;  // already device memory
   r.devices[device].used += bytes;
-  r.device_allocs.emplace(dev_addr, Allocation{bytes, device, true});
+  r.device_allocs.emplace(dev_addr, Allocation{bytes, device, true, -1, false});
   *dptr = reinterpret_cast<void*>(dev_addr);
   return Status::Success;
 }

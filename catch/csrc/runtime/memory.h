@@ -25,9 +25,10 @@ struct PointerAttributes {
 };
 
 // ---- device memory --------------------------------------------------------
-// malloc of 0 bytes yields nullptr. Exceeding the capacity returns OutOfMemory.
+// malloc of 0 bytes yields nullptr. Exceeding the capacity returns OutOfMemory. Each allocation is its own
+// page-aligned mapping, which mem_handle.h can share with other processes.
 Status malloc(int device, std::size_t bytes, void** dptr);
-// Only pointers returned by malloc (not yet freed) are accepted.
+// Only pointers returned by malloc (not yet freed) are accepted, not memory mapped by mapMemHandle.
 Status free(void* dptr);
 // Device memory from an external allocator (torch.mlu.memory.MLUPluggableAllocator): the emulated device's memory
 // is host memory, so [host, host + bytes) becomes memory of `device` (counted against its capacity: OutOfMemory

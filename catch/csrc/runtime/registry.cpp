@@ -3,6 +3,8 @@
 
 #include "registry.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -26,6 +28,11 @@ Registry::Registry() {
   count = visibleDeviceCount(std::getenv("MLU_VISIBLE_DEVICES"), physical);
   long long cap = envInt("CATCH_MLU_MEMORY_BYTES", 8LL << 30);
   capacity = cap > 0 ? static_cast<std::size_t>(cap) : (8ULL << 30);
+}
+
+std::size_t pageRounded(std::size_t bytes) {
+  static const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return (bytes + page - 1) / page * page;
 }
 
 Registry& reg() {

@@ -22,10 +22,24 @@ constexpr std::size_t kAlign = 64;
 inline std::uintptr_t tagOf(int device) { return static_cast<std::uintptr_t>(device + 1) << kTagShift; }
 
 struct Allocation {
-  std::size_t size;
+  std::size_t size;  // bytes; of malloc and mapMemHandle: a multiple of kAlign in a mapping of pageRounded(size)
   int device;
   bool adopted = false;  // host memory of an external allocator (adoptDeviceMemory), not the runtime's own
+  int fd = -1;            // the memfd its pages live on once a mem handle was acquired for it (mem_handle.h)
+  bool imported = false;  // mapped from another process's mem handle (mapMemHandle), not malloc'ed here
 };
+
+// Bytes of the page-aligned mapping that holds an allocation of `bytes` (every device allocation is its own mapping,
+// so that it can be moved onto a shareable file in place).
+std::size_t pageRounded(std::size_t bytes);
+
+// The entry of `m` (keyed by start address) whose range may hold `p`: the last one starting at or below it, or end().
+template <class Map>
+auto findContaining(Map& m, std::uintptr_t p) -> decltype(m.begin()) {
+  auto it = m.upper_bound(p);
+  if (it == m.begin()) return m.end();
+  return --it;
+}
 
 struct DeviceState {
   std::size_t used = 0;
