@@ -18,3 +18,13 @@ import torch_mlu  # noqa: F401  (registers torch.mlu even with TORCH_DEVICE_BACK
 def _sync_after_test():
     yield
     torch.mlu.synchronize()
+
+
+@pytest.fixture
+def no_fallback():
+    """The test runs with the CPU fallback refused (``torch.mlu.set_fallback_strict``): a pass means mlu kernels ran."""
+    torch.mlu.set_fallback_strict(True)
+    try:
+        yield
+    finally:
+        torch.mlu.set_fallback_strict(False)

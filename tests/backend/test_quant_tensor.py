@@ -17,16 +17,8 @@ import torch
 
 import torch_mlu  # noqa: F401
 
-pytestmark = pytest.mark.filterwarnings("ignore:.*quantized tensor creation functions.*deprecated")
-
-
-@pytest.fixture(autouse=True)
-def _strict():
-    torch.mlu.set_fallback_strict(True)
-    try:
-        yield
-    finally:
-        torch.mlu.set_fallback_strict(False)
+pytestmark = [pytest.mark.filterwarnings("ignore:.*quantized tensor creation functions.*deprecated"),
+              pytest.mark.usefixtures("no_fallback")]
 
 
 def _x(*shape: int, seed: int = 0) -> torch.Tensor:

@@ -17,16 +17,9 @@ import torch
 
 import torch_mlu  # noqa: F401
 
+pytestmark = pytest.mark.usefixtures("no_fallback")
+
 DTYPES = [torch.float32, torch.float64]
-
-
-@pytest.fixture(autouse=True)
-def _strict():
-    torch.mlu.set_fallback_strict(True)
-    try:
-        yield
-    finally:
-        torch.mlu.set_fallback_strict(False)
 
 
 def _gen(seed: int) -> torch.Generator:
