@@ -41,16 +41,22 @@ def _checked_index(device: object) -> int:
     return idx
 
 
+def _busy_percent(samples: dict[int, tuple[int, int]], idx: int, busy: int) -> int:
+    """Percent of the time since ``idx``'s previous sample in ``samples`` (or since import) that the busy counter
+    ``busy`` (ns) grew, capped at 100; records this sample."""
+    now = _clock()
+    t0, b0 = samples.get(idx, (_IMPORT_NS, 0))
+    samples[idx] = (now, busy)
+    if now <= t0:
+        return 0
+    return min(100, round(100 * (busy - b0) / (now - t0)))
+
+
 def utilization(device: object = None) -> int:
     """Percent of time during which device kernels ran on ``device`` over the past sample period (NVML's
     utilization). Kernels of several threads may overlap, so the value is capped at 100."""
     idx = _get_device_index(device, optional=True)
-    now, busy = _clock(), int(_C.device_busy_ns(idx))
-    t0, b0 = _busy_samples.get(idx, (_IMPORT_NS, 0))
-    _busy_samples[idx] = (now, busy)
-    if now <= t0:
-        return 0
-    return min(100, round(100 * (busy - b0) / (now - t0)))
+    return _busy_percent(_busy_samples, idx, int(_C.device_busy_ns(idx)))
 
 
 def memory_usage(device: object = None) -> int:
@@ -58,12 +64,7 @@ def memory_usage(device: object = None) -> int:
     memory utilization): device kernels (they work on device memory throughout) plus copies to or from it; capped
     at 100."""
     idx = _get_device_index(device, optional=True)
-    now, busy = _clock(), int(_C.device_busy_ns(idx)) + int(_C.copy_busy_ns(idx))
-    t0, b0 = _mem_samples.get(idx, (_IMPORT_NS, 0))
-    _mem_samples[idx] = (now, busy)
-    if now <= t0:
-        return 0
-    return min(100, round(100 * (busy - b0) / (now - t0)))
+    return _busy_percent(_mem_samples, idx, int(_C.device_busy_ns(idx)) + int(_C.copy_busy_ns(idx)))
 
 
 def clock_rate(device: object = None) -> int:
