@@ -29,7 +29,7 @@
 #                        combined wheel, the base>); used by the release rehearsal (tox -e release) after tox -e images
 #   CONTAINERS_REGISTRIES_CONF  (podman) registries.conf, e.g. one marking a loopback test registry insecure (HTTP)
 #
-# Each build ends with the smoke stage (docker/smoke.py: a training step on mlu); it is re-run on every build
+# Each build ends with the smoke step (docker/smoke.py: a training step on mlu); it is re-run on every build
 # (SMOKE_RUN build argument) even when the other layers come from the cache. A build whose log lacks the
 # "catch-smoke: ok" line fails. Prints "image <name> built in <s> s" per image. Exit status: 0 ok, 1 build failed,
 # 2 bad usage.
@@ -136,11 +136,17 @@ build() {  # build NAME DOCKERFILE
     "${cli[@]}" "${args[@]}" "${flags[@]}" . > "$log" 2>&1 || rc=$?
     if [ $rc -ne 0 ]; then
         tail -n 30 "$log" >&2
+        if grep -qi 'no space left on device' "$log"; then
+            # vfs storage: the build container, the committed layer and its blob in TMPDIR are each a full copy.
+            echo "error: $file: image build ran out of disk space (the dev image needs about 9 GB free while it" \
+                 "is committed); free now: $(df -h --output=avail,target / "${TMPDIR:-/var/tmp}" | tail -n +2 \
+                 | tr -s ' ' | paste -sd ';')" >&2
+        fi
         echo "error: $file: image build failed (exit $rc); full log: $log" >&2
         exit 1
     fi
     if ! grep -q '^catch-smoke: ok' "$log"; then
-        echo "error: $file: the smoke stage did not report 'catch-smoke: ok'; log: $log" >&2
+        echo "error: $file: the smoke step did not report 'catch-smoke: ok'; log: $log" >&2
         exit 1
     fi
     grep '^catch-smoke: ok' "$log"

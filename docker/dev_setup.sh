@@ -17,6 +17,7 @@ step "toolchain (compilers, CMake, ninja, git)"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends g++ make cmake ninja-build git > /dev/null
+apt-get clean
 rm -rf /var/lib/apt/lists/*
 
 step "virtual environment $VIRTUAL_ENV with the pinned torch, the tooling and the test tools"

@@ -60,7 +60,10 @@ if wants_images "$@"; then
     fi
 fi
 
+# Free disk space before and after: the image envs' vfs storage holds full copies of each image.
+disk_free() { df -h --output=avail "$PWD" "${TMPDIR:-/var/tmp}" | tail -n +2 | tr -s ' ' | paste -sd ' '; }
+echo "test.sh: free disk space here and in temporary files:$(disk_free)"
 status=0
 "$boot/bin/tox" run "$@" || status=$?
-echo "test.sh: tox run finished in $(( $(date +%s) - start )) s with status $status"
+echo "test.sh: tox run finished in $(( $(date +%s) - start )) s with status $status; free disk space:$(disk_free)"
 exit "$status"

@@ -1,7 +1,7 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""Build the dev and release images (docker/build_images.sh) and check that each one's smoke stage trained on mlu.
+"""Build the dev and release images (docker/build_images.sh) and check that each one's smoke step trained on mlu.
 
 Runs with podman where no Docker engine exists (``podman build --isolation=chroot`` with vfs storage works without a
 daemon, RUN steps included); the base image is ``$CATCH_BASE``, by default the Dockerfiles' public base with docker
