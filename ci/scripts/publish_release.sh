@@ -4,8 +4,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 # Publish the combined wheel of a release tag: into the package index users `pip install` from, and as a GitHub
-# release asset (the images are pushed by docker/build_images.sh --push). The tag must name the wheel's version:
-# v2.13.0-catch1 <-> torch-2.13.0+cpu.catch1.
+# release asset beside the release's scorecard, docs/support.md (what runs on mlu: the OpInfo census per dtype, the
+# conformance counts, the probes; generated and checked in CI), copied into DIST_DIR as support.md. The images are
+# pushed by docker/build_images.sh --push. The tag must name the wheel's version: v2.13.0-catch1 <->
+# torch-2.13.0+cpu.catch1.
 #
 #   bash ci/scripts/publish_release.sh TAG DIST_DIR
 #
@@ -18,9 +20,10 @@
 # Before anything is written, every tool the run needs is checked (the Python of PYTHON, default python3, must import
 # the project's tooling and its dependencies; gh unless CATCH_GH_RELEASE=0; sha256sum, mktemp), and
 # scripts/publish_index.py --check checks that the wheel is what its name says (file name, WHEEL tags, METADATA name
-# and version, RECORD): a renamed wheel is refused. SHA256SUMS is written to a temporary file with a random name in
-# DIST_DIR first (a read-only DIST_DIR is refused before the index is touched) and renamed over SHA256SUMS once the
-# index publish succeeded (a symlink there is replaced, never written through). Paths are passed after `--`, so a
+# and version, RECORD): a renamed wheel is refused. SHA256SUMS (the wheel and support.md) and support.md are written
+# to temporary files with random names in DIST_DIR first (a read-only DIST_DIR is refused before the index is touched)
+# and renamed over SHA256SUMS and support.md once the index publish succeeded (a symlink there is replaced, never
+# written through). Paths are passed after `--`, so a
 # DIST_DIR named like an option is a path. File names in errors are quoted (printf %q) so that each error is one
 # line.
 # Exit status: 0 published, 2 bad input (a wheel that is not what its name says, tag and wheel disagree, no wheel, a
@@ -70,26 +73,34 @@ for tool in "${needed[@]}"; do
         die "$tool is not on PATH (GNU coreutils)"; }
 done
 
-# ---- SHA256SUMS: a temporary file now (DIST_DIR must be writable), renamed once the index has the wheel
-[ -d "$dist/SHA256SUMS" ] && [ ! -L "$dist/SHA256SUMS" ] && die "$(printf %q "$dist/SHA256SUMS"): a directory, in the way of SHA256SUMS"
+# ---- SHA256SUMS and support.md: temporary files now (DIST_DIR must be writable), renamed once the index has the wheel
+scorecard=$root/docs/support.md
+[ -f "$scorecard" ] || die "$(printf %q "$scorecard"): missing; the scorecard a release publishes beside its wheel (python tests/backend/support_matrix.py --write docs/support.md)"
+for f in SHA256SUMS support.md; do
+    [ -d "$dist/$f" ] && [ ! -L "$dist/$f" ] && die "$(printf %q "$dist/$f"): a directory, in the way of $f"
+done
 sums=$(mktemp -- "$dist/.SHA256SUMS.XXXXXXXXXX" 2>&1) || die "$(printf %q "$dist"): cannot write SHA256SUMS there: ${sums##*: }"
-trap 'rm -f -- "$sums"' EXIT
-(cd -- "$dist" && sha256sum -- "$name") > "$sums"
-chmod -- "$(printf %o $(( 0666 & ~$(umask) )))" "$sums"
+card=
+trap 'rm -f -- "$sums" ${card:+"$card"}' EXIT
+card=$(mktemp -- "$dist/.support.md.XXXXXXXXXX")
+cat -- "$scorecard" > "$card"
+{ (cd -- "$dist" && sha256sum -- "$name"); printf '%s  support.md\n' "$(sha256sum < "$card" | cut -d' ' -f1)"; } > "$sums"
+chmod -- "$(printf %o $(( 0666 & ~$(umask) )))" "$sums" "$card"
 if [ -n "${CATCH_INDEX_DIR:-}" ]; then
     "$py" "$publish_index" --index-dir="$CATCH_INDEX_DIR" -- "$wheel"
 fi
+mv -fT -- "$card" "$dist/support.md"
 mv -fT -- "$sums" "$dist/SHA256SUMS"
 trap - EXIT
 if [ "${CATCH_GH_RELEASE:-1}" = 0 ]; then
-    echo "published $tag: $name (no GitHub release: CATCH_GH_RELEASE=0)"
+    echo "published $tag: $name and support.md (no GitHub release: CATCH_GH_RELEASE=0)"
     exit 0
 fi
 if gh release view -- "$tag" > /dev/null 2>&1; then
-    gh release upload --clobber -- "$tag" "$wheel" "$dist/SHA256SUMS"
+    gh release upload --clobber -- "$tag" "$wheel" "$dist/support.md" "$dist/SHA256SUMS"
 else
     gh release create --title "Catch $tag" \
         --notes "Combined wheel torch $version (PyTorch ${version%%+*} + the Catch series + torch_mlu). Images: ghcr.io/catch-mlu/catch:${tag#v}, ghcr.io/catch-mlu/catch-dev:${tag#v}." \
-        -- "$tag" "$wheel" "$dist/SHA256SUMS"
+        -- "$tag" "$wheel" "$dist/support.md" "$dist/SHA256SUMS"
 fi
-echo "published $tag: $name"
+echo "published $tag: $name and support.md"

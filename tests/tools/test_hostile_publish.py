@@ -160,6 +160,11 @@ def test_publish_release_publishes_a_copy_of_a_combined_wheel(tmp_path: Path) ->
     page = (tmp_path / "idx" / "simple" / "torch" / "index.html").read_text()
     assert f"#sha256={hashlib.sha256(wheel.read_bytes()).hexdigest()}" in page
     assert not [p.name for p in (tmp_path / "idx" / "files").iterdir() if p.name.endswith(".tmp")]
+    # the scorecard beside the wheel, both in SHA256SUMS (checked by coreutils' sha256sum -c)
+    assert (wheel.parent / "support.md").read_bytes() == (REPO_ROOT / "docs" / "support.md").read_bytes()
+    check = subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=wheel.parent, capture_output=True, text=True,
+                           check=False)
+    assert check.returncode == 0 and check.stdout.splitlines() == [f"{wheel.name}: OK", "support.md: OK"], check
 
 
 # ---- one publish at a time -----------------------------------------------------------------------------------------
@@ -474,8 +479,10 @@ def test_publish_release_replaces_a_symlinked_sha256sums_and_never_writes_throug
     assert precious.read_text() == "precious\n"
     sums = wheel.parent / "SHA256SUMS"
     assert not sums.is_symlink()
-    assert sums.read_text() == f"{hashlib.sha256(wheel.read_bytes()).hexdigest()}  {wheel.name}\n"
-    assert sorted(p.name for p in wheel.parent.iterdir()) == ["SHA256SUMS", wheel.name]  # no temporary file left
+    card = hashlib.sha256((REPO_ROOT / "docs" / "support.md").read_bytes()).hexdigest()
+    assert sums.read_text() == f"{hashlib.sha256(wheel.read_bytes()).hexdigest()}  {wheel.name}\n{card}  support.md\n"
+    # no temporary file left
+    assert sorted(p.name for p in wheel.parent.iterdir()) == ["SHA256SUMS", "support.md", wheel.name]
 
 
 def test_publish_release_without_gh_writes_nothing(tmp_path: Path) -> None:
@@ -505,7 +512,7 @@ def test_publish_release_takes_a_dist_dir_named_like_an_option(tmp_path: Path) -
     proc = publish_release("v2.13.0-catch1", Path("-d"), tmp_path / "idx", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "idx" / "files" / wheel.name).read_bytes() == wheel.read_bytes()
-    assert (wheel.parent / "SHA256SUMS").read_text().endswith(f"  {wheel.name}\n")
+    assert f"  {wheel.name}\n" in (wheel.parent / "SHA256SUMS").read_text()
 
 
 def test_publish_release_names_the_python_to_use_when_python3_lacks_the_tooling(tmp_path: Path) -> None:

@@ -113,7 +113,10 @@ class Rehearsal(ImageSteps):
                        log=self.logs / "publish.log")
             if f"published {self.wheel.name} sha256 " not in out:
                 raise StepFailed(f"publish_release.sh did not publish {self.wheel.name}: {out.strip()[-300:]}")
-            step.detail = f"{tag} -> <index>/files/{self.wheel.name}"
+            card = dist / "support.md"
+            if not card.is_file() or card.read_bytes() != (REPO_ROOT / "docs" / "support.md").read_bytes():
+                raise StepFailed(f"publish_release.sh did not put docs/support.md beside the wheel: {card}")
+            step.detail = f"{tag} -> <index>/files/{self.wheel.name}; support.md beside it"
 
     def index_page(self) -> None:
         assert self.wheel is not None
