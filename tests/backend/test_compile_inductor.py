@@ -208,6 +208,76 @@ def test_host_views_pass_their_check_and_are_checked_once(monkeypatch):
     assert out.cpu().tolist() == [0.0, 2.0, 4.0, 6.0]
 
 
+def test_generated_wrapper_allocates_mlu_buffers_with_empty_strided_mlu():
+    """The wrapper allocates its mlu buffers through ``empty_strided_mlu``, as it does cpu buffers through
+    ``empty_strided_cpu``, not through ``torch.empty_strided(..., device='mlu')``; results equal the CPU's."""
+    from torch._inductor.utils import run_and_get_code
+
+    def f(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x @ w).sum(0) + x.mean()  # extern mm output and a reduction buffer
+
+    x, w = torch.randn(16, 8), torch.randn(8, 4)
+    out, (code, *_) = run_and_get_code(torch.compile(f), x.to("mlu"), w.to("mlu"))
+    torch.testing.assert_close(out.cpu(), f(x, w), rtol=1e-5, atol=1e-5)
+    assert "= empty_strided_mlu((" in code and "= empty_strided(" not in code, code
+
+
+@pytest.mark.parametrize(("size", "stride", "dtype"), [
+    ((), (), torch.float32), ((0, 3), (3, 1), torch.float16), ((4, 5), (1, 4), torch.int64),
+    ((2, 3, 4), (12, 1, 3), torch.bfloat16), ((3, 2), (0, 1), torch.bool)])
+def test_empty_strided_mlu_is_torch_empty_strided(size, stride, dtype):
+    """``empty_strided_mlu`` gives what ``torch.empty_strided(size, stride, dtype=dtype, device="mlu")`` gives:
+    geometry, dtype, device and storage size (including a 0-dim, an empty and a broadcast-strided tensor)."""
+    from torch_mlu.inductor.runtime import empty_strided_mlu
+
+    got = empty_strided_mlu(size, stride, dtype)
+    want = torch.empty_strided(size, stride, dtype=dtype, device="mlu")
+    assert (got.device, got.dtype, got.shape, got.stride()) == (want.device, want.dtype, want.shape, want.stride())
+    assert got.untyped_storage().nbytes() == want.untyped_storage().nbytes()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (((4,), (1,)), "expected 3 arguments, got 2"),
+    (([4], (1,), torch.float32), "size must be a tuple of ints, not list"),
+    (((4,), (1,), "float32"), "dtype must be a torch.dtype, not str"),
+    ((("a",), (1,), torch.float32), "cannot be interpreted as an integer")])
+def test_empty_strided_mlu_refuses_bad_arguments_with_a_type_error(args, message):
+    from torch_mlu.inductor.runtime import empty_strided_mlu
+
+    with pytest.raises(TypeError, match=message):
+        empty_strided_mlu(*args)
+
+
+def test_host_caller_passes_host_views_that_alias_device_memory():
+    """``host_caller()`` (what the wrapper binds) calls the kernel with host views of the mlu tensors: two views of
+    one storage (an offset, a transposed one) alias each other and the device memory; other arguments arrive as
+    they are; an error of the kernel reaches the caller with its type."""
+    from torch_mlu.inductor.runtime import host_caller
+
+    base = torch.arange(12, dtype=torch.float32, device="mlu")
+    a, b = base[2:8], base.view(3, 4).t()
+    seen: list[object] = []
+
+    def kernel(x: torch.Tensor, y: torch.Tensor, scale: float, none: None) -> None:
+        seen.extend([x.device, y.stride(), scale, none, x.untyped_storage().data_ptr() ==
+                     y.untyped_storage().data_ptr()])
+        x.mul_(scale)
+
+    host_caller()(kernel, a, b, 10.0, None)
+    assert seen == [torch.device("cpu"), (1, 4), 10.0, None, True]
+    expected = torch.arange(12, dtype=torch.float32)
+    expected[2:8] *= 10
+    assert torch.equal(base.cpu(), expected) and torch.equal(b.cpu(), expected.view(3, 4).t())
+
+    def failing(*_args: object) -> None:
+        raise KeyError("from the kernel")
+
+    with pytest.raises(KeyError, match="from the kernel"):
+        host_caller()(failing, a)
+    with pytest.raises(TypeError, match="expected the kernel"):
+        host_caller()()
+
+
 _CACHED_COMPILE = """
 import sys
 import torch, torch_mlu

@@ -3,10 +3,13 @@
 
 #include "host_kernel.h"
 
+#include <torch/csrc/Dtype.h>
+#include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
 
 #include <ATen/Functions.h>
 #include <c10/core/DeviceGuard.h>
+#include <c10/util/SmallVector.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -17,6 +20,7 @@
 #include "../core/device.h"
 #include "../core/host_kernel.h"
 #include "../core/stream.h"
+#include "../ops/copy.h"
 #include "../ops/host_call.h"
 #include "../runtime/queue.h"
 #include "utils.h"
@@ -81,43 +85,106 @@ std::vector<std::optional<at::Tensor>> wrap_host_outputs(const std::vector<at::T
 // function's key, host-kernel scope, adopting outputs. It is C++ because it runs on every group call: in Python the
 // same steps cost more per call.
 
-// (host args, key): host aliases of the mlu tensors in `args` (other values as they are), after the queued work of
-// their devices' current queues finished; key: per argument (dtype, sizes, strides, offset) or the value itself.
+// Host aliases of mlu tensors for one kernel call: each device's current queue is waited for once (its queued work
+// must finish before a host kernel touches the memory), and arguments on one device storage share one host storage.
+class HostArgs {
+ public:
+  // `a` itself when it is not an mlu tensor, else its host alias (a new reference either way).
+  py::object view(py::handle a) {
+    if (!THPVariable_Check(a.ptr())) return py::reinterpret_borrow<py::object>(a);
+    const at::Tensor& t = THPVariable_Unpack(a.ptr());
+    if (!t.defined() || t.device().type() != kMLU) return py::reinterpret_borrow<py::object>(a);
+    c10::DeviceIndex d = t.device().index();
+    if (std::find(synced_.begin(), synced_.end(), d) == synced_.end()) {
+      catch_rt::Queue* q = current_queue(d);
+      if (!catch_rt::queueIdle(q)) catch_rt::queueSync(q);
+      synced_.push_back(d);
+    }
+    c10::StorageImpl* ds = t.storage().unsafeGetStorageImpl();
+    c10::Storage hs;
+    for (const auto& s : storages_) {
+      if (s.first == ds) hs = s.second;
+    }
+    if (!hs) storages_.emplace_back(ds, hs = map_storage(*ds));
+    return py::reinterpret_steal<py::object>(THPVariable_Wrap(host_alias(t, hs)));
+  }
+
+ private:
+  std::vector<std::pair<c10::StorageImpl*, c10::Storage>> storages_;
+  std::vector<c10::DeviceIndex> synced_;
+};
+
+// (host args, key): host aliases of the mlu tensors in `args` (other values as they are, HostArgs); key: per
+// argument (dtype, sizes, strides, offset) or the value itself.
 py::tuple host_args(const py::list& args) {
-  std::vector<std::pair<c10::StorageImpl*, c10::Storage>> storages;
-  std::vector<c10::DeviceIndex> synced;
+  HostArgs host;
   py::list views(args.size());
   py::tuple key(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     py::handle a = args[i];
+    views[i] = host.view(a);
     if (!THPVariable_Check(a.ptr())) {
-      views[i] = a;
       key[i] = a;
       continue;
     }
     const at::Tensor& t = THPVariable_Unpack(a.ptr());
-    if (t.defined() && t.device().type() == kMLU) {
-      c10::DeviceIndex d = t.device().index();
-      if (std::find(synced.begin(), synced.end(), d) == synced.end()) {
-        catch_rt::Queue* q = current_queue(d);
-        if (!catch_rt::queueIdle(q)) catch_rt::queueSync(q);
-        synced.push_back(d);
-      }
-      c10::StorageImpl* ds = t.storage().unsafeGetStorageImpl();
-      c10::Storage hs;
-      for (const auto& s : storages) {
-        if (s.first == ds) hs = s.second;
-      }
-      if (!hs) storages.emplace_back(ds, hs = map_storage(*ds));  // one host storage per device storage
-      views[i] = py::reinterpret_steal<py::object>(THPVariable_Wrap(host_alias(t, hs)));
-    } else {
-      views[i] = a;
-    }
     key[i] = py::make_tuple(static_cast<int>(t.scalar_type()), py::tuple(py::cast(t.sizes().vec())),
                             py::tuple(py::cast(t.strides().vec())), t.storage_offset());
   }
   return py::make_tuple(views, key);
 }
+
+// _call_host(kernel, *args): kernel(*host args), HostArgs over `args`. Inductor's generated wrapper calls each CPU
+// kernel of an mlu graph through it (torch_mlu.inductor.runtime), so it is a vectorcall function without pybind11's
+// argument conversion.
+PyObject* call_host(PyObject* /*self*/, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
+  TORCH_CHECK_TYPE(nargs >= 1, "_call_host(kernel, *args): expected the kernel");
+  HostArgs host;
+  c10::SmallVector<py::object, 16> views;
+  c10::SmallVector<PyObject*, 16> raw;
+  for (Py_ssize_t i = 1; i < nargs; ++i) {
+    views.push_back(host.view(args[i]));
+    raw.push_back(views.back().ptr());
+  }
+  return PyObject_Vectorcall(args[0], raw.data(), static_cast<size_t>(nargs - 1), nullptr);
+  END_HANDLE_TH_ERRORS
+}
+
+void int_tuple(PyObject* obj, const char* what, c10::SmallVector<int64_t, 8>& out) {
+  TORCH_CHECK_TYPE(PyTuple_Check(obj), "_empty_strided_mlu: ", what, " must be a tuple of ints, not ",
+                   Py_TYPE(obj)->tp_name);
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(obj); ++i) {
+    int64_t v = PyLong_AsLongLong(PyTuple_GET_ITEM(obj, i));
+    if (v == -1 && PyErr_Occurred()) throw python_error();
+    out.push_back(v);
+  }
+}
+
+// _empty_strided_mlu(size, stride, dtype): an uninitialized mlu tensor on the current device, as
+// torch.empty_strided(size, stride, dtype=dtype, device="mlu") gives (the same kernel, ops/copy.h) without the
+// argument parser and the dispatcher: what Inductor's generated wrapper allocates mlu buffers with, as it uses
+// torch._C._dynamo.guards._empty_strided_cpu / _empty_strided_cuda for cpu / cuda (torch/csrc/dynamo/guards.cpp).
+PyObject* empty_strided_mlu(PyObject* /*self*/, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
+  TORCH_CHECK_TYPE(nargs == 3, "_empty_strided_mlu(size, stride, dtype): expected 3 arguments, got ", nargs);
+  c10::SmallVector<int64_t, 8> size;
+  c10::SmallVector<int64_t, 8> stride;
+  int_tuple(args[0], "size", size);
+  int_tuple(args[1], "stride", stride);
+  TORCH_CHECK_TYPE(THPDtype_Check(args[2]), "_empty_strided_mlu: dtype must be a torch.dtype, not ",
+                   Py_TYPE(args[2])->tp_name);
+  auto dtype = reinterpret_cast<THPDtype*>(args[2])->scalar_type;
+  return THPVariable_Wrap(empty_strided(size, stride, dtype, std::nullopt, std::nullopt, std::nullopt));
+  END_HANDLE_TH_ERRORS
+}
+
+PyMethodDef fast_methods[] = {
+    {"_call_host", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(call_host)), METH_FASTCALL,
+     "_call_host(kernel, *args): kernel(*args) with host views of the mlu tensors in args"},
+    {"_empty_strided_mlu", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(empty_strided_mlu)),
+     METH_FASTCALL, "_empty_strided_mlu(size, stride, dtype): an uninitialized mlu tensor on the current device"},
+    {nullptr, nullptr, 0, nullptr}};
 
 // (mlu outputs, copies): `outs` (compiled code's CPU results) as mlu tensors of the same geometry. An output viewing
 // an input (host storage address in `inputs_by_storage`, same dtype) becomes that view of the mlu input (as_strided:
@@ -207,6 +274,10 @@ void init_host_kernel(py::module& m) {
   m.def("_wrap_host_outputs",
         [](const std::vector<at::Tensor>& outs, int64_t d) { return wrap_host_outputs(outs, resolve(d)); });
   m.def("_host_args", &host_args);
+  for (PyMethodDef* def = fast_methods; def->ml_name != nullptr; ++def) {
+    m.add_object(def->ml_name,
+                 py::reinterpret_steal<py::object>(PyCFunction_NewEx(def, nullptr, m.attr("__name__").ptr())));
+  }
   m.def("_adopt_outputs", [](const py::sequence& outs, const py::dict& inputs_by_storage, int64_t d) {
     return adopt_outputs(outs, inputs_by_storage, resolve(d));
   });

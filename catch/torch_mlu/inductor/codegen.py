@@ -9,11 +9,11 @@ CPU's C++ scheduling and a wrapper that calls the kernels on a host view of the 
 same for mlu:
 
 - kernels: Inductor's CPU C++ code generation (``CppScheduling``): fused loops, vectorized, OpenMP;
-- wrapper: Inductor's Python wrapper; buffers are allocated on mlu (caching allocator), extern kernels (``mm``,
-  convolution, fallbacks) run as eager mlu kernels, and each generated C++ kernel is called through
-  :func:`torch_mlu.inductor.runtime.call_host` with host views of its mlu arguments (:mod:`torch_mlu.host_view`), so
-  it reads and writes device memory in place, after the current queue's asynchronous work (kernels run on the
-  submitting thread, as eager mlu kernels do);
+- wrapper: Inductor's Python wrapper; buffers are allocated on mlu (caching allocator, through
+  :data:`torch_mlu.inductor.runtime.empty_strided_mlu`), extern kernels (``mm``, convolution, fallbacks) run as eager
+  mlu kernels, and each generated C++ kernel is called through :func:`torch_mlu.inductor.runtime.call_host` with host
+  views of its mlu arguments (:mod:`torch_mlu.host_view`), so it reads and writes device memory in place, after the
+  current queue's asynchronous work (kernels run on the submitting thread, as eager mlu kernels do);
 - scheduling: mlu nodes take the scheduler's CPU paths (:func:`_schedule_mlu_nodes_as_cpu`), and code generation
   asks for the C++ backend's rules on mlu (:func:`_report_cpp_backend_for_mlu`);
 - device op overrides: ``torch.mlu`` for ``set_device``/``synchronize``/``device_guard``, the queue id as raw stream;
@@ -80,7 +80,25 @@ class MluWrapperCodegen(PythonWrapperCodegen):
 
     def write_header(self) -> None:
         super().write_header()
-        self.header.splice("from torch_mlu.inductor.runtime import call_host as _mlu_call_host")
+        self.header.splice("from torch_mlu.inductor.runtime import empty_strided_mlu, host_caller\n"
+                           "_mlu_call_host = host_caller()")
+
+    def make_allocation(self, name: str, device: torch.device, dtype: torch.dtype, shape: Any, stride: Any,
+                        allocation_shape: Any = None, is_pinned: bool = False) -> str:
+        """mlu buffers come from :data:`torch_mlu.inductor.runtime.empty_strided_mlu`, as cpu and cuda buffers come
+        from ``empty_strided_cpu`` / ``empty_strided_cuda`` (``PythonWrapperCodegen.make_allocation``); other
+        devices, and memory-lifecycle tracking, as upstream."""
+        from torch._inductor import config
+
+        if device.type != "mlu" or config.test_configs.track_memory_lifecycle:
+            return super().make_allocation(name, device, dtype, shape, stride, allocation_shape, is_pinned)
+        shape_tuple = self.codegen_python_shape_tuple(shape)
+        allocation_tuple = self.codegen_python_shape_tuple(shape if allocation_shape is None else allocation_shape)
+        stride_tuple = self.codegen_python_shape_tuple(stride)
+        out = f"{name} = empty_strided_mlu({allocation_tuple}, {stride_tuple}, {dtype})"
+        if shape_tuple != allocation_tuple:
+            out += f".as_strided({shape_tuple}, {stride_tuple})"
+        return out
 
     def _generate_kernel_call_helper(self, kernel_name: str, call_args: Any, *, device: Any = None,
                                      triton: bool = True, **kwargs: Any) -> None:

@@ -1,8 +1,9 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 """What Inductor's generated wrapper code for ``mlu`` calls at run time (:mod:`torch_mlu.inductor.codegen` emits the
-imports): :func:`call_host` runs a generated CPU kernel on device memory, :func:`after_queued_work` wraps the entry
-point of a C++ wrapper (``cpp_wrapper=True``), :func:`get_raw_stream` names a queue."""
+imports): :func:`host_caller` gives the function that runs a generated CPU kernel on device memory
+(:func:`call_host`), :data:`empty_strided_mlu` allocates buffers, :func:`after_queued_work` wraps the entry point of a
+C++ wrapper (``cpp_wrapper=True``), :func:`get_raw_stream` names a queue."""
 
 from __future__ import annotations
 
@@ -11,8 +12,13 @@ from typing import Any
 
 import torch
 
+from torch_mlu import _C, mlu
 from torch_mlu import host_view as _host_view
-from torch_mlu import mlu
+
+#: ``empty_strided_mlu(size, stride, dtype)``: an uninitialized mlu tensor on the current device, as
+#: ``torch.empty_strided(size, stride, dtype=dtype, device="mlu")`` without the argument parser and the dispatcher (C++,
+#: ``catch/csrc/python/host_kernel.cpp``); the wrapper's buffers, as ``_empty_strided_cpu`` is for cpu graphs.
+empty_strided_mlu = _C._empty_strided_mlu
 
 _host_views_checked = False
 
@@ -59,5 +65,13 @@ def call_host(kernel: Callable[..., Any], *args: Any) -> Any:
     The first call in a process runs :func:`torch_mlu.host_view.check_host_view` before any kernel gets a host view,
     and raises its ``RuntimeError`` when host views do not alias device memory.
     """
+    return host_caller()(kernel, *args)
+
+
+def host_caller() -> Callable[..., Any]:
+    """The function behind :func:`call_host` without a Python frame (``torch_mlu._C._call_host``: the same host views
+    as :func:`torch_mlu.host_view.host_args`, in one C++ call), after :func:`torch_mlu.host_view.check_host_view` ran
+    once in this process (its ``RuntimeError`` when host views do not alias device memory). The generated wrapper
+    binds it once, when its module is loaded."""
     _check_host_views()
-    return kernel(*_host_view.host_args(args))
+    return _C._call_host
