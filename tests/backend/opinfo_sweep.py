@@ -12,14 +12,13 @@ to fail the op's device-vs-cpu comparison (``TestCommon.test_compare_cpu``) on e
 Samples that fail on cpu are not counted (the target is: every op that passes on cpu passes on mlu).
 
 ``dtypes`` is the census of the other dtypes (:data:`CENSUS_DTYPES` that the op supports on cpu): for each, the
-first sample that runs on cpu is compared the same way, giving ``native``, ``fallback`` (equal, with operators
-through the CPU fallback), ``fail`` or ``n/a`` (no sample runs on cpu, or OpInfo skips or expects to fail the
-comparison for that dtype).
+first sample that runs on cpu is compared the same way (:func:`census_op`), giving ``native``, ``fallback`` (equal,
+with operators through the CPU fallback), ``fail`` or ``n/a`` (no sample runs on cpu, or OpInfo skips or expects to
+fail the comparison for that dtype).
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import subprocess
 import sys
@@ -79,15 +78,16 @@ def _full_name(op) -> str:
     return op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
 
 
-def sweep_op(op) -> dict:
-    """Compare all float32 samples of ``op``; returns the op's record (without index)."""
+def sweep_op(op, dtype: torch.dtype = torch.float32, limit: int | None = None) -> dict:
+    """Compare the ``dtype`` samples of ``op`` on mlu with cpu: all of them, or the first ``limit`` that run on cpu.
+    Returns the op's record (without index)."""
     rec: dict = {"name": _full_name(op), "samples": 0}
-    if torch.float32 not in op.supported_dtypes("cpu"):
-        rec["status"] = "no_float32"
+    if dtype not in op.supported_dtypes("cpu"):
+        rec["status"] = "no_" + str(dtype).removeprefix("torch.")
         return rec
     torch.mlu.reset_fallback_report()
     cpu_ok = 0
-    verdict, tol = _opinfo_policy(op)
+    verdict, tol = _opinfo_policy(op, dtype)
     if verdict == "skip":
         rec["status"] = "skipped_by_opinfo"
         return rec
@@ -96,7 +96,7 @@ def sweep_op(op) -> dict:
         # Samples are made on mlu (as PyTorch's test_compare_cpu does; tensors an op wants on the cpu stay there)
         # and copied to the cpu for the reference.
         torch.manual_seed(1234)
-        samples = list(op.sample_inputs("mlu", torch.float32, requires_grad=False))
+        samples = list(op.sample_inputs("mlu", dtype, requires_grad=False))
     except Exception as exc:
         rec.update(status=fail_status, error=f"sample_inputs on mlu: {type(exc).__name__}: {exc}".splitlines()[0][:300],
                    fallback=sorted(torch.mlu.fallback_report()))
@@ -122,40 +122,28 @@ def sweep_op(op) -> dict:
                        error=f"{type(exc).__name__}: {exc}".splitlines()[0][:300],
                        fallback=sorted(torch.mlu.fallback_report()))
             return rec
+        if limit is not None and cpu_ok >= limit:
+            break
     rec.update(status="pass" if cpu_ok else "cpu_only_fail", samples=cpu_ok,
                fallback=sorted(torch.mlu.fallback_report()))
     return rec
 
 
-def census_dtype(op, dtype: torch.dtype) -> str:
-    """``native``, ``fallback``, ``fail`` or ``n/a`` for the first sample of ``op`` in ``dtype`` that runs on cpu
-    (at most 3 samples are tried on cpu)."""
-    verdict, tol = _opinfo_policy(op, dtype)
-    if verdict is not None:
-        return "n/a"
-    torch.mlu.reset_fallback_report()
-    try:
-        torch.manual_seed(1234)
-        samples = op.sample_inputs("mlu", dtype, requires_grad=False)
-        for sample in itertools.islice(samples, 3):
-            cpu_sample = sample.transform(_to_cpu)
-            try:
-                expected = _run(op, cpu_sample)
-            except Exception:
-                continue
-            actual = _to(_run(op, sample), "cpu")
-            torch.testing.assert_close(actual, expected, equal_nan=True, check_device=False, **tol)
-            return "fallback" if torch.mlu.fallback_report() else "native"
-    except Exception:
-        return "fail"
-    return "n/a"
+def outcome(rec: dict) -> str:
+    """A record's census outcome: ``native`` / ``fallback`` (passed, without / with operators through the CPU
+    fallback), ``fail`` (failed or crashed on mlu) or ``n/a`` (no sample ran on cpu, the dtype is not supported, or
+    OpInfo skips or expects to fail the comparison)."""
+    if rec["status"] == "pass":
+        return "fallback" if rec.get("fallback") else "native"
+    return "fail" if rec["status"] in ("fail", "crash") else "n/a"
 
 
 def census_op(op) -> dict[str, str]:
-    """The census of ``op``: ``{dtype name: outcome}`` (:func:`census_dtype`) for each of :data:`CENSUS_DTYPES`
-    that ``op`` supports on cpu."""
+    """The census of ``op``: ``{dtype name: outcome}`` for each of :data:`CENSUS_DTYPES` that ``op`` supports on
+    cpu, from the first sample that runs on cpu (:func:`sweep_op` with ``limit=1``)."""
     supported = op.supported_dtypes("cpu")
-    return {str(d).removeprefix("torch."): census_dtype(op, d) for d in CENSUS_DTYPES if d in supported}
+    return {str(d).removeprefix("torch."): outcome(sweep_op(op, d, limit=1)) for d in CENSUS_DTYPES
+            if d in supported}
 
 
 def run_shard(out: Path, start: int, stop: int) -> subprocess.Popen:
@@ -205,23 +193,17 @@ CENSUS_END = "<!-- end of the OpInfo census -->"
 OUTCOMES = ("native", "fallback", "fail", "n/a")
 
 
-def _float32_outcome(rec: dict) -> str:
-    if rec["status"] == "pass":
-        return "fallback" if rec.get("fallback") else "native"
-    return "fail" if rec["status"] in ("fail", "crash") else "n/a"
-
-
 def census_table(records: list[dict]) -> str:
     """The census as the Markdown block of docs/support.md (between :data:`CENSUS_BEGIN` and :data:`CENSUS_END`):
     one row per dtype, counting the ops (``op_db`` entries, variants apart) by outcome; float32 from all its samples,
-    the others from the first sample that runs on cpu (:func:`census_dtype`)."""
+    the others from the first sample that runs on cpu (:func:`census_op`)."""
     counts: dict[str, Counter[str]] = {"float32": Counter()}
     counts.update({str(d).removeprefix("torch."): Counter() for d in CENSUS_DTYPES})
     for rec in records:
         if rec["status"] != "no_float32":
-            counts["float32"][_float32_outcome(rec)] += 1
-        for dtype, outcome in rec.get("dtypes", {}).items():
-            counts[dtype][outcome] += 1
+            counts["float32"][outcome(rec)] += 1
+        for dtype, result in rec.get("dtypes", {}).items():
+            counts[dtype][result] += 1
     total = Counter[str]()
     rows = []
     for dtype, c in counts.items():
@@ -230,9 +212,9 @@ def census_table(records: list[dict]) -> str:
     rows.append("| all | " + " | ".join(str(total[o]) for o in OUTCOMES) + f" | {sum(total.values())} |")
     failing: dict[str, list[str]] = {}
     for rec in records:
-        outcomes = {"float32": _float32_outcome(rec)} if rec["status"] != "no_float32" else {}
+        outcomes = {"float32": outcome(rec)} if rec["status"] != "no_float32" else {}
         outcomes.update(rec.get("dtypes", {}))
-        bad = [dtype for dtype, outcome in outcomes.items() if outcome == "fail"]
+        bad = [dtype for dtype, result in outcomes.items() if result == "fail"]
         if bad:
             failing[rec["name"]] = bad
     intro = textwrap.fill(

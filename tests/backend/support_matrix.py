@@ -10,7 +10,7 @@ fallback allowed and its outcome is recorded: ``native`` (no fallback), ``falls 
 operators ``torch.mlu.fallback_report()`` counted), or ``unsupported: <error>``.
 
 The page opens with the scorecard: the OpInfo census (ops per dtype native, falling back, failing:
-``opinfo_sweep.py``'s sweep, about 10 minutes on 2 cores; ``--check`` keeps the page's census, which
+``opinfo_sweep.py``'s sweep, 2 to 5 minutes on 2 cores; ``--check`` keeps the page's census, which
 ``test_opinfo.py`` checks against its own sweep) and the tests of ``test_openreg_conformance.py`` passing per
 torch_openreg test file (a pytest run of it); the probes follow. The release publishes the page beside the wheel
 (``ci/scripts/publish_release.sh``).
