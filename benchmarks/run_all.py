@@ -219,7 +219,7 @@ def compile_rows(quick: bool) -> list[Row]:
         row = ordered[len(ordered) // 2]
         if len(per_process) > 1:
             ratios = ", ".join("-" if r.value is None else f"{r.value:.2f}x" for r in per_process)
-            row.note += f"; median of {len(per_process)} processes: {ratios}"
+            row.note = "; ".join(filter(None, [row.note, f"median of {len(per_process)} processes: {ratios}"]))
         rows.append(row)
     return rows
 
