@@ -77,10 +77,12 @@ Known gaps not probed above:
   as cuda does for a sparse op it has no kernel for.
 - The Kineto profiler reports mlu kernels (one `mlu_kernel: <op>` activity per device kernel, linked to its op); copies
   between host and device are not reported as memcpy activity.
-- Inductor's C++ wrapper (`torch.compile(..., options={"cpp_wrapper": True})`) runs on mlu and returns mlu tensors
-  (`tests/backend/test_cpp_wrapper.py`): the generated CPU kernels and the C shim's extern kernels (`mm`, `addmm`,
-  `bmm`, convolution) run on the host memory of the mlu tensors, other ops through mlu's kernels. AOTInductor
-  (`aot_compile`, `aoti_compile_and_package`) on mlu raises `NotImplementedError`.
+- Inductor's C++ wrapper (`torch.compile(..., options={"cpp_wrapper": True})`) and AOTInductor
+  (`aoti_compile_and_package` of an exported mlu model with the default options, `aoti_load_package`, also in a fresh
+  process and on `device_index=1`) run on mlu and return mlu tensors (`tests/backend/test_cpp_wrapper.py`): the
+  generated CPU kernels and the C shim's extern kernels (`mm`, `addmm`, `bmm`, convolution) run on the host memory of
+  the mlu tensors, other ops through mlu's kernels. A package's weights are host (CPU) constants of the mlu model,
+  which the CPU kernels read where they are; `load_constants` of a package therefore takes CPU tensors.
 - `flex_attention` under `torch.compile` on mlu is inference only: Inductor lowers it with the CPU's C++ template
   (`torch_mlu.inductor.flex_attention`), so a compiled backward, `return_lse` or `return_aux` raises
   `NotImplementedError`, as on CPU; eager `flex_attention` (the unfused implementation) has a backward. Upstream 2.13

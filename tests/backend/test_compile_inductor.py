@@ -337,3 +337,23 @@ def test_flex_attention_lowers_on_mlu_with_the_cpu_template(monkeypatch):
     assert outs["mlu"].device.type == "mlu"
     torch.testing.assert_close(outs["mlu"].cpu(), outs["cpu"])
     torch._dynamo.reset()
+
+
+_DEVICE_INTERFACE_AFTER_IMPORT = """
+import sys
+import torch
+assert "torch._dynamo" not in sys.modules and "torch._inductor" not in sys.modules, "import torch imported Dynamo"
+from torch._dynamo.device_interface import get_interface_for_device
+interface = get_interface_for_device("mlu")
+assert "torch._inductor.codegen" not in sys.modules, "the device interface imported Inductor's code generators"
+print(interface.__name__, interface.device_count(), get_interface_for_device("mlu:1").__name__)
+"""
+
+
+def test_dynamos_device_interface_is_registered_when_dynamo_is_imported():
+    """A process that only loads an AOTInductor package asks Dynamo for mlu's device interface without lowering a
+    graph: importing Dynamo's registry registers it, and ``import torch`` imports neither Dynamo nor Inductor."""
+    proc = subprocess.run([sys.executable, "-c", _DEVICE_INTERFACE_AFTER_IMPORT], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["MluInterface", str(torch.mlu.device_count()), "MluInterface"]

@@ -11,29 +11,80 @@ generators (:func:`torch_mlu.inductor.codegen.register`, imported only then, so 
 Inductor), and answers that the name is absent. Inductor then keeps that registration rather than making its own from
 the four names, which would drop the device pass that keys Inductor's FX graph cache by the code generators' version
 (:class:`torch_mlu.inductor.codegen.CodegenVersion`).
+
+Dynamo's device interface is also registered as soon as Dynamo's registry of device interfaces
+(``torch._dynamo.device_interface``) is imported, through a post-import hook (:class:`_AfterImport`): a process that
+only loads an AOTInductor package (``aoti_load_package`` asks ``get_interface_for_device("mlu")`` for the device's
+compute capability) lowers no graph, so the code-generator lookup never comes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
 #: the device-module names Inductor looks up to register a PrivateUse1 backend (torch/_inductor/codegen/common.py)
 CODEGEN_NAMES = ("Scheduling", "PythonWrapperCodegen", "CppWrapperCodegen", "WrapperFxCodegen")
+#: Dynamo's registry of device interfaces (``get_interface_for_device``)
+DEVICE_INTERFACE_MODULE = "torch._dynamo.device_interface"
+
+
+def register_device_interface() -> None:
+    """Registers Dynamo's device interface for mlu (:mod:`torch_mlu.inductor.device_interface`; idempotent)."""
+    from torch_mlu.inductor import device_interface
+
+    device_interface.register()
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """A finder on ``sys.meta_path`` that runs ``callback()`` right after the module ``name`` is executed, the first
+    time it is imported (a post-import hook, the idea of PEP 369; the finder protocol of PEP 451). It finds the
+    module's spec with the finders after it and wraps that spec's loader; then it leaves ``sys.meta_path``."""
+
+    def __init__(self, name: str, callback: Callable[[], None]) -> None:
+        self.name = name
+        self.callback = callback
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = spec.loader.exec_module
+        callback = self.callback
+
+        def exec_then_call(module: ModuleType) -> None:
+            exec_module(module)
+            callback()
+
+        spec.loader.exec_module = exec_then_call  # type: ignore[method-assign]
+        return spec
 
 
 def register() -> None:
     """Registers Dynamo's device interface and Inductor's code generators for mlu (idempotent)."""
-    from torch_mlu.inductor import codegen, device_interface
+    from torch_mlu.inductor import codegen
 
-    device_interface.register()
+    register_device_interface()
     codegen.register()
 
 
 def install(device_module: ModuleType) -> None:
     """Makes a lookup of one of :data:`CODEGEN_NAMES` on ``device_module`` call :func:`register` and raise
-    ``AttributeError``; an existing module ``__getattr__`` is chained for other names."""
+    ``AttributeError``; an existing module ``__getattr__`` is chained for other names. Registers Dynamo's device
+    interface when :data:`DEVICE_INTERFACE_MODULE` is imported, or now if it is imported already."""
+    if DEVICE_INTERFACE_MODULE in sys.modules:
+        register_device_interface()
+    elif not any(isinstance(f, _AfterImport) and f.name == DEVICE_INTERFACE_MODULE for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterImport(DEVICE_INTERFACE_MODULE, register_device_interface))
     previous: Callable[[str], Any] | None = device_module.__dict__.get("__getattr__")
 
     def __getattr__(name: str) -> Any:  # noqa: N807  (PEP 562 module hook)

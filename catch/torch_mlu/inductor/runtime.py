@@ -3,7 +3,8 @@
 """What Inductor's generated wrapper code for ``mlu`` calls at run time (:mod:`torch_mlu.inductor.codegen` emits the
 imports): :func:`host_caller` gives the function that runs a generated CPU kernel on device memory
 (:func:`call_host`), :data:`empty_strided_mlu` allocates buffers, :func:`after_queued_work` wraps the entry point of a
-C++ wrapper (``cpp_wrapper=True``), :func:`get_raw_stream` names a queue."""
+C++ wrapper (``cpp_wrapper=True``; AOTInductor's model runner in ``catch/csrc/inductor`` waits the same way),
+:func:`get_raw_stream` names a queue."""
 
 from __future__ import annotations
 
