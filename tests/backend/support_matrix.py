@@ -91,6 +91,8 @@ Known gaps not probed above:
   `MemPool` and `caching_allocator_enable` raise "MLUPluggableAllocator does not yet support ...", and
   `empty_cache` and `set_per_process_memory_fraction` do nothing, as with cuda's `CUDAPluggableAllocator`. The
   allocator can only be changed before the first mlu allocation ("Can't swap an already initialized allocator").
+  With the caching allocator in use, `MemPool(allocator=MLUPluggableAllocator(...).allocator())` takes the pool's
+  segments from the pluggable allocator, as `torch.cuda.MemPool(allocator=...)` does.
 - `torch.mlu.temperature()` and `torch.mlu.power_draw()` read the host CPU's sensors (the emulated device runs on
   it): the CPU thermal zones of `/sys/class/thermal` and the RAPL counters of `/sys/class/powercap`. Hosts without
   them (most containers and VMs) raise `RuntimeError`, as cuda's do without a reachable NVML driver.

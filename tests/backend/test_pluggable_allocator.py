@@ -167,3 +167,56 @@ def test_missing_function_is_an_attribute_error(allocator_so: Path) -> None:
     # cuda's CUDAPluggableAllocator looks the names up with getattr on ctypes.CDLL.
     with pytest.raises(AttributeError, match="no_such_alloc"):
         torch.mlu.memory.MLUPluggableAllocator(str(allocator_so), "no_such_alloc", "counting_free")
+
+
+POOL = r"""
+import ctypes, gc, os
+import torch, torch_mlu
+
+so = os.environ["ALLOC_SO"]
+lib = ctypes.CDLL(so)
+lib.last_alloc.restype = ctypes.c_void_p
+pool = torch.mlu.MemPool(allocator=torch.mlu.memory.MLUPluggableAllocator(so, "counting_alloc",
+                                                                          "counting_free").allocator())
+print("backend", torch.mlu.get_allocator_backend())
+outside = torch.randn(1000, device="mlu")
+print("outside_calls", lib.alloc_calls())
+torch.manual_seed(0)
+a = torch.randn(64, 32)
+with torch.mlu.use_mem_pool(pool):
+    x = a.to("mlu")
+    y = (x @ x.t()).relu()
+    t = torch.empty(16, dtype=torch.uint8, device="mlu")
+    t.copy_(torch.arange(16, dtype=torch.uint8))
+torch.mlu.synchronize()
+torch.testing.assert_close(y.cpu(), (a @ a.t()).relu())
+print("inside_calls", lib.alloc_calls() >= 3)
+print("bytes_are_the_allocators", ctypes.string_at(lib.last_alloc(), 16) == bytes(range(16)))
+print("segments_in_pool", len(pool.snapshot()) >= 3)
+del x, y, t
+gc.collect()
+print("cached_in_pool", lib.free_calls(), lib.bytes_live() > 0)
+del pool
+gc.collect()
+print("pool_gone", lib.free_calls() > 0, lib.bytes_live())
+try:
+    torch.mlu.MemPool(allocator=torch.mlu.memory._get_current_allocator().allocator())
+    print("caching no error")
+except RuntimeError as e:
+    print("caching", str(e).splitlines()[0])
+"""
+
+
+def test_mem_pool_takes_its_segments_from_a_pluggable_allocator(allocator_so: Path) -> None:
+    """``torch.cuda.MemPool(allocator=...)``: blocks allocated in the pool live in memory the pool's allocator
+    returned, stay cached in the pool when freed, and go back to its free function when the pool goes; the caching
+    allocator stays the process's and serves everything else."""
+    out = _lines(POOL, allocator_so)
+    assert out["backend"] == "native"
+    assert out["outside_calls"] == "0"
+    assert out["inside_calls"] == "True"
+    assert out["bytes_are_the_allocators"] == "True"
+    assert out["segments_in_pool"] == "True"
+    assert out["cached_in_pool"] == "0 True"  # freed blocks stay in the pool's cache
+    assert out["pool_gone"] == "True 0"
+    assert out["caching"].startswith("MemPool: the allocator of a pool must be a pluggable allocator")

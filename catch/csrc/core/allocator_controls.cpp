@@ -46,7 +46,12 @@ std::vector<BlockInfo> snapshot_blocks() { return caching("snapshot")->blocks();
 
 std::vector<std::vector<TraceEntry>> snapshot_traces() { return caching("snapshot")->traces(); }
 
-int64_t create_mem_pool(bool use_on_oom) { return caching("MemPool")->create_pool(use_on_oom); }
+int64_t create_mem_pool(bool use_on_oom, std::shared_ptr<DeviceBlockAllocator> segments) {
+  TORCH_CHECK(segments == nullptr || segments.get() != caching_allocator(),
+              "MemPool: the allocator of a pool must be a pluggable allocator (MLUPluggableAllocator), not the "
+              "caching allocator");
+  return caching("MemPool")->create_pool(use_on_oom, std::move(segments));
+}
 
 void release_mem_pool(int64_t id) {
   // A pool's id only exists while the caching allocator is in use (create_mem_pool).

@@ -32,8 +32,9 @@ std::vector<BlockInfo> snapshot_blocks();
 std::vector<std::vector<TraceEntry>> snapshot_traces();  // one list per device
 // Private pools (torch.mlu.MemPool): blocks allocated while a thread uses pool `id` on a device are cached in that
 // pool and reused only by its users; releasing the pool frees its cached blocks. use_on_oom pools lend cached
-// blocks to the default pool when the device is out of memory.
-int64_t create_mem_pool(bool use_on_oom);
+// blocks to the default pool when the device is out of memory. A pool with `segments` (a pluggable allocator, as
+// torch.cuda.MemPool(allocator=...)) takes its segments from it and gives them back to it.
+int64_t create_mem_pool(bool use_on_oom, std::shared_ptr<DeviceBlockAllocator> segments = nullptr);
 void release_mem_pool(int64_t id);
 // Makes pool `id` (0: default) serve this thread's allocations on `device`; returns the previous (id, device).
 std::pair<int64_t, int> exchange_thread_pool(int64_t id, int device);

@@ -137,15 +137,37 @@ catch_rt::Status MLUCachingAllocator::malloc_within_fraction(int dev, size_t siz
   return catch_rt::malloc(dev, size, p);
 }
 
+MLUCachingAllocator::Block* MLUCachingAllocator::new_segment(int dev, void* p, size_t size, int64_t pool,
+                                                             std::shared_ptr<DeviceBlockAllocator> segments,
+                                                             const std::shared_ptr<c10::GatheredContext>& ctx) {
+  auto* b = new Block{p, size, size, dev, 0, {}, nullptr, pool, false, std::move(segments)};
+  auto& s = stats_[dev];
+  bool small = size <= kSmallSize;
+  update(s.reserved_bytes, size, small, true);
+  update(s.segment, 1, small, true);
+  s.num_device_alloc++;
+  trace(dev, "segment_alloc", reinterpret_cast<uintptr_t>(p), size,
+        current_stream_id(static_cast<c10::DeviceIndex>(dev)), ctx);
+  return b;
+}
+
 void* MLUCachingAllocator::alloc_block(int dev, size_t n) {
   if (n == 0) return nullptr;
   if (!used_.load(std::memory_order_relaxed)) used_.store(true, std::memory_order_relaxed);
   size_t size = (n + kRound - 1) / kRound * kRound;
-  bool small = size <= kSmallSize;
   std::shared_ptr<c10::GatheredContext> ctx = recorder_ != nullptr ? recorder_() : nullptr;
   int64_t pid = tls_pool_device == dev ? tls_pool_id : 0;
   std::unique_lock<std::mutex> lk(mu_);
   Block* b = take_cached(pools_[dev][pid], size);
+  std::shared_ptr<DeviceBlockAllocator> segments;
+  if (pid != 0) {
+    auto it = live_pools_.find(pid);
+    if (it != live_pools_.end()) segments = it->second.segments;
+  }
+  if (b == nullptr && segments != nullptr) {
+    // A pool with its own allocator: that allocator's errors (out of memory included) are the allocation's.
+    b = new_segment(dev, segments->alloc_block(dev, size), size, pid, segments, ctx);
+  }
   if (b == nullptr) {
     void* p = nullptr;
     auto st = malloc_within_fraction(dev, size, &p);
@@ -159,7 +181,7 @@ void* MLUCachingAllocator::alloc_block(int dev, size_t n) {
     if (st == catch_rt::Status::OutOfMemory && pid == 0) {
       // MemPool(use_on_oom=True): a cached block of such a pool is the last resort.
       for (auto& kv : live_pools_) {
-        if (kv.second && (b = take_cached(pools_[dev][kv.first], size)) != nullptr) break;
+        if (kv.second.use_on_oom && (b = take_cached(pools_[dev][kv.first], size)) != nullptr) break;
       }
     }
     if (b == nullptr && st == catch_rt::Status::OutOfMemory) {
@@ -187,13 +209,7 @@ void* MLUCachingAllocator::alloc_block(int dev, size_t n) {
     }
     if (b == nullptr) {
       MLU_CHECK(st);
-      b = new Block{p, size, n, dev, 0, {}, nullptr, pid, false};
-      auto& s = stats_[dev];
-      update(s.reserved_bytes, size, small, true);
-      update(s.segment, 1, small, true);
-      s.num_device_alloc++;
-      trace(dev, "segment_alloc", reinterpret_cast<uintptr_t>(p), size,
-            current_stream_id(static_cast<c10::DeviceIndex>(dev)), ctx);
+      b = new_segment(dev, p, size, pid, nullptr, ctx);
     }
   }
   b->requested = n;
@@ -246,7 +262,7 @@ bool MLUCachingAllocator::free_block(void* dptr) {
   }
   b->context = nullptr;
   if (!caching_ || b->shared || (b->pool != 0 && live_pools_.count(b->pool) == 0)) {
-    catch_rt::free(b->dptr);
+    free_segment(*b);
     update(s.reserved_bytes, b->size, small, false);
     update(s.segment, 1, small, false);
     s.num_device_free++;
@@ -264,7 +280,7 @@ void MLUCachingAllocator::release_cached(int dev, int64_t pool_id) {
   auto& s = stats_[dev];
   for (auto& kv : pool) {
     for (Block* b : kv.second) {
-      catch_rt::free(b->dptr);
+      free_segment(*b);
       bool small = b->size <= kSmallSize;
       update(s.reserved_bytes, b->size, small, false);
       update(s.segment, 1, small, false);
@@ -322,10 +338,18 @@ std::vector<BlockInfo> MLUCachingAllocator::blocks() {
   return out;
 }
 
-int64_t MLUCachingAllocator::create_pool(bool use_on_oom) {
+void MLUCachingAllocator::free_segment(const Block& b) {
+  if (b.segments == nullptr) {
+    catch_rt::free(b.dptr);
+  } else if (!b.segments->free_block(b.dptr)) {
+    TORCH_WARN("MLU error: a MemPool's allocator did not own the segment ", b.dptr, " it handed out");
+  }
+}
+
+int64_t MLUCachingAllocator::create_pool(bool use_on_oom, std::shared_ptr<DeviceBlockAllocator> segments) {
   std::lock_guard<std::mutex> lk(mu_);
   int64_t id = next_pool_++;
-  live_pools_[id] = use_on_oom;
+  live_pools_[id] = PoolInfo{use_on_oom, std::move(segments)};
   return id;
 }
 

@@ -92,7 +92,9 @@ class MLUCachingAllocator final : public DeviceBlockAllocator {
   void set_history(bool enabled, ContextRecorder recorder, size_t max_entries, bool clear);
   std::vector<BlockInfo> blocks();
   std::vector<std::vector<TraceEntry>> traces();
-  int64_t create_pool(bool use_on_oom);
+  // A new private pool. Its segments come from `segments` (a pluggable allocator: torch.cuda.MemPool(allocator=...))
+  // when given, else from the runtime.
+  int64_t create_pool(bool use_on_oom, std::shared_ptr<DeviceBlockAllocator> segments = nullptr);
   // The pool's cached blocks go back to the runtime; its blocks still in use follow when freed.
   void release_pool(int64_t id);
   // Makes pool `id` (0: default) serve this thread's allocations on `device`; returns the previous (id, device).
@@ -109,6 +111,11 @@ class MLUCachingAllocator final : public DeviceBlockAllocator {
     std::shared_ptr<c10::GatheredContext> context;  // where it was allocated (memory history on)
     int64_t pool;  // 0: the device's default pool; else a MemPool id
     bool shared = false;  // mark_shared
+    std::shared_ptr<DeviceBlockAllocator> segments;  // where the segment came from (nullptr: the runtime)
+  };
+  struct PoolInfo {
+    bool use_on_oom;
+    std::shared_ptr<DeviceBlockAllocator> segments;  // nullptr: the runtime
   };
   // Free blocks of one device by reserved size; a size's vector stays in the map when it empties, so the steady
   // state of a training loop (the same sizes freed and taken again) allocates no map or list nodes.
@@ -126,7 +133,13 @@ class MLUCachingAllocator final : public DeviceBlockAllocator {
   std::mutex mu_;
   ska::flat_hash_map<void*, Block*> active_;  // open addressing: no node allocation per block handed out
   std::map<int64_t, Pool> pools_[kMaxDevices];  // pool id (0: default, else a MemPool id) -> cached blocks
-  std::map<int64_t, bool> live_pools_;  // MemPool id -> use_on_oom
+  // A block for a new segment `p` of `size` bytes in pool `pool`, counted and traced (caller holds mu_).
+  Block* new_segment(int dev, void* p, size_t size, int64_t pool, std::shared_ptr<DeviceBlockAllocator> segments,
+                     const std::shared_ptr<c10::GatheredContext>& ctx);
+  // The segment of a block going back to where it came from (caller holds mu_).
+  static void free_segment(const Block& b);
+
+  std::map<int64_t, PoolInfo> live_pools_;  // MemPool id -> its options
   int64_t next_pool_ = 1;
   c10::CachingDeviceAllocator::DeviceStats stats_[kMaxDevices];
   double fraction_[kMaxDevices] = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};

@@ -130,7 +130,12 @@ void init_memory(py::module& m) {
     record_history(enabled, stacks ? &gather_python_stack : nullptr, max_entries, clear);
   });
   m.def("memory_snapshot", [] { return memory_snapshot(); });
-  m.def("create_mem_pool", [](bool use_on_oom) { return create_mem_pool(use_on_oom); });
+  m.def(
+      "create_mem_pool",
+      [](bool use_on_oom, std::shared_ptr<DeviceBlockAllocator> segments) {
+        return create_mem_pool(use_on_oom, std::move(segments));
+      },
+      py::arg("use_on_oom"), py::arg("allocator") = nullptr);
   m.def("release_mem_pool", [](int64_t id) { release_mem_pool(id); });
   m.def("exchange_thread_pool", [](int64_t id, int64_t d) {
     auto prev = exchange_thread_pool(id, d < 0 ? -1 : static_cast<int>(resolve(d)));

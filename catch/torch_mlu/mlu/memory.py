@@ -327,16 +327,20 @@ def _dump_snapshot(filename: str = "dump_snapshot.pickle") -> None:
 class MemPool:
     """A private pool of the caching allocator (``torch.cuda.MemPool``): blocks allocated inside
     :func:`use_mem_pool` come from it and, once freed, stay cached for its next users only (the default pool does
-    not reuse them and :func:`empty_cache` does not release them). Deleting the pool returns its cached blocks to the
-    runtime. ``use_on_oom=True`` lets an allocation that fails outside the pool take one of its cached blocks.
-    ``allocator`` must be None: a pool has no allocator of its own (a pluggable allocator serves the whole process:
-    :func:`change_current_allocator`)."""
+    not reuse them and :func:`empty_cache` does not release them). Deleting the pool returns its cached blocks to
+    where they came from. ``use_on_oom=True`` lets an allocation that fails outside the pool take one of its cached
+    blocks.
 
-    def __init__(self, allocator: object = None, use_on_oom: bool = False, no_split: bool = False) -> None:
-        if allocator is not None:
-            raise ValueError("torch.mlu.MemPool: a pool cannot have its own allocator; make a pluggable allocator "
-                             "the process's with torch.mlu.memory.change_current_allocator")
-        self._id = int(_C.create_mem_pool(bool(use_on_oom)))
+    ``allocator``: ``MLUPluggableAllocator(...).allocator()``, whose alloc and free functions then provide and take
+    back the pool's segments, as cuda's pool allocator does (``torch.cuda.MemPool(allocator=...)``); its errors,
+    out of memory included, are the allocation's. None: the runtime's memory. Raises ``RuntimeError`` for another
+    allocator (the caching allocator itself) and for any pool while a pluggable allocator is the process's.
+    """
+
+    def __init__(self, allocator: _C.MLUAllocator | None = None, use_on_oom: bool = False,
+                 no_split: bool = False) -> None:
+        self._allocator = allocator
+        self._id = int(_C.create_mem_pool(bool(use_on_oom), allocator))
         self._users = 0
 
     @property
@@ -345,9 +349,9 @@ class MemPool:
         return (0, self._id)
 
     @property
-    def allocator(self) -> None:
-        """None: the pool uses the caching allocator."""
-        return None
+    def allocator(self) -> _C.MLUAllocator | None:
+        """The allocator of the pool's segments; None: the runtime's memory."""
+        return self._allocator
 
     def use_count(self) -> int:
         """References to the pool: this object plus active :func:`use_mem_pool` contexts."""
