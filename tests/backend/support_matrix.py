@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 import sys
 import warnings
 from collections.abc import Callable
@@ -128,6 +129,12 @@ checks cuda's answer:
   for callers that ask for it by name. The flash choice is what graph mode fuses (`catch/README.md`, Attention).
 - OpInfo's `out=` check of `torch.empty` compares uninitialized memory: the values are undefined on CPU and cuda as
   on mlu (`torch.empty`'s documentation), so the test checks its shape, device and that `out` is reused.
+- Sending on a tensor received from another process raises cuda's "Attempted to send MLU tensor received from
+  another process" (`torch/csrc/StorageSharing.cpp`, with MLU for CUDA); openreg's storage has its own
+  `_share_device_` refusal.
+- The future of an asynchronous `all_reduce` on the "cncl" group holds the reduced tensors, as NCCL's work completes
+  its future with its outputs (`torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp`); openreg's dummy backend's future
+  holds None.
 """
 
 
@@ -452,7 +459,9 @@ def conformance_scorecard() -> str:
             area = case.get("classname", "").rsplit(".", 1)[-1].removeprefix("Test")
             total[area] += 1
             passed[area] += not any(child.tag in ("failure", "error", "skipped") for child in case)
-    lines = [f"| test_{area.lower()}.py | {passed[area]} | {total[area]} |" for area in total]
+    # TestDeviceType -> test_device_type.py (the class is the file's name in CamelCase; TestRNG -> test_rng.py)
+    lines = [f"| test_{re.sub(r'(?<=[a-z])(?=[A-Z])', '_', area).lower()}.py | {passed[area]} | {total[area]} |"
+             for area in total]
     lines.append(f"| all | {sum(passed.values())} | {sum(total.values())} |")
     return ("\ntorch_openreg's facts on mlu (`tests/backend/test_openreg_conformance.py`, one class per torch_openreg "
             "test file it\ncovers; the differences that follow cuda are listed at the end of this page):\n\n"

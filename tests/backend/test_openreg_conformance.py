@@ -8,19 +8,29 @@ tests/test_<area>.py; one class here per file there, named after it), rewritten 
 deliberately answers as cuda does rather than as openreg, the test checks cuda's answer and names the upstream
 source of it; docs/support.md ("Where mlu answers as cuda, not as torch_openreg") lists these differences.
 Stricter checks of several areas live in their own modules (test_sdpa.py, test_serialization_backend_meta.py,
-test_out_argument.py, test_device_capability.py, test_streams_events.py, test_rng.py).
+test_out_argument.py, test_device_capability.py, test_streams_events.py, test_rng.py, test_ipc.py, test_rnn.py,
+test_compile.py, test_profiler.py, test_distributed_collectives.py).
 """
 
 from __future__ import annotations
 
+import copy
+import json
+import multiprocessing
 import os
+import socket
 import tempfile
+import time
+import types
+import unittest
 from unittest import mock
 
 import pytest
 import torch
 from mlu_helpers import run_python
+from torch.autograd.profiler import profile
 from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.profiler import record_function
 from torch.testing._internal.common_dtype import get_all_dtypes
 from torch.testing._internal.common_utils import noncontiguous_like
 
@@ -348,7 +358,7 @@ def _first_sample(op, device):
     return next(iter(op.sample_inputs(device, torch.float32)))
 
 
-class TestOpInfo:
+class TestOpinfo:
     """test_opinfo.py: OpInfo's first samples of its ops on mlu: device of results, out=, non-contiguous inputs."""
 
     @pytest.mark.parametrize("name", OPS)
@@ -383,3 +393,605 @@ class TestOpInfo:
             gn = torch.autograd.grad(actual, inputs_n, noncontiguous_like(grad), allow_unused=True)
             for a, b in zip(gt, gn, strict=True):
                 torch.testing.assert_close(a, b)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# code of the spawned processes of TestIPC and TestDistributed
+
+MP_TIMEOUT = 120  # seconds for a spawned process (it imports torch and torch_mlu)
+
+IPC_RECEIVE_VIEWS = """
+import torch
+from multiprocessing.reduction import ForkingPickler
+got = []
+for _ in range(3):
+    t = inbox.get(timeout=timeout)
+    got.append((t.device.type, t.cpu().tolist(), list(t.shape), list(t.stride()), t.storage_offset()))
+try:
+    ForkingPickler.dumps(t)  # send the last one on
+    got.append(None)
+except RuntimeError as e:
+    got.append(str(e))
+del t
+out.put(got)
+"""
+
+IPC_PRODUCE_AND_FREE = """
+import torch
+t = torch.arange(1.0, 5.0, device="mlu:0")
+out.put(t)
+assert done.wait(timeout=timeout)
+del t  # the consumer may still hold it: what was sent waits in limbo until this process exits
+"""
+
+DIST_WORKER = """
+import datetime, json, os
+import torch
+import torch.distributed as dist
+import torch_mlu.distributed  # registers "cncl"
+from torch.distributed.distributed_c10d import _get_default_group
+dist.init_process_group("cncl", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2,
+                        timeout=datetime.timedelta(seconds=60))
+pg = _get_default_group()
+report = {"initialized": dist.is_initialized(), "backend": dist.get_backend(), "pg_backend": dist.get_backend(pg),
+          "world": dist.get_world_size(), "rank": dist.get_rank(), "listed": "cncl" in dist.Backend.backend_list}
+t = torch.full((3,), float(rank + 1), device=f"mlu:{rank}")
+fut = pg.allreduce([t]).get_future()
+value = fut.wait()
+report["done"] = fut.done()
+report["value"] = [[v.device.type, v.cpu().tolist()] for v in value]
+report["tensor"] = t.cpu().tolist()
+dist.destroy_process_group()
+with open(os.path.join(out_dir, f"{rank}.json"), "w") as f:
+    json.dump(report, f)
+"""
+
+
+def _spawn(code: str, **names):
+    """Start ``exec(code)`` in a spawned process with ``names`` (queues, events, values) as its globals.
+
+    exec, not a function of this module, so the child imports only what ``code`` imports: this module's imports
+    (OpInfo's op_db among them) take several seconds more.
+    """
+    child = multiprocessing.get_context("spawn").Process(target=exec, args=(code, {"timeout": MP_TIMEOUT, **names}))
+    child.start()
+    return child
+
+
+
+class TestIPC:
+    """test_ipc.py: mlu tensors sent to a spawned process through torch.multiprocessing queues."""
+
+    def test_values_offsets_and_strides_arrive_and_cannot_be_sent_on(self):
+        base = torch.arange(0.0, 8.0, device="mlu:0")
+        ctx = multiprocessing.get_context("spawn")
+        inbox, out = ctx.Queue(), ctx.Queue()
+        child = _spawn(IPC_RECEIVE_VIEWS, inbox=inbox, out=out)
+        for t in (base[:4], base[4:], base[::2]):
+            inbox.put(t)
+        *got, error = out.get(timeout=MP_TIMEOUT)
+        child.join(MP_TIMEOUT)
+        assert child.exitcode == 0
+        assert got == [("mlu", [0.0, 1.0, 2.0, 3.0], [4], [1], 0), ("mlu", [4.0, 5.0, 6.0, 7.0], [4], [1], 4),
+                       ("mlu", [0.0, 2.0, 4.0, 6.0], [4], [2], 0)]
+        # openreg's storage guard says "received from another process" too; mlu words it as cuda
+        # (torch/csrc/StorageSharing.cpp: "Attempted to send CUDA tensor received from another process").
+        assert error is not None and "Attempted to send MLU tensor received from another process" in error
+
+    def test_producer_exits_cleanly_while_the_consumer_holds_its_tensor(self):
+        ctx = multiprocessing.get_context("spawn")
+        queue, done = ctx.Queue(), ctx.Event()
+        producer = _spawn(IPC_PRODUCE_AND_FREE, out=queue, done=done)
+        t = queue.get(timeout=MP_TIMEOUT)
+        values = t.cpu().tolist()
+        done.set()  # the producer frees its tensor while this process still holds it
+        producer.join(MP_TIMEOUT)
+        del t
+        assert not producer.is_alive() and producer.exitcode == 0
+        assert values == [1.0, 2.0, 3.0, 4.0]
+
+
+class TestMisc:
+    """test_misc.py: the PrivateUse1 name, enum aliases, the device module, generated methods, legacy type names."""
+
+    def test_backend_name_is_fixed(self):
+        assert torch._C._get_privateuse1_backend_name() == "mlu"
+        torch.utils.rename_privateuse1_backend("mlu")  # the same name again is accepted
+        with pytest.raises(RuntimeError, match="has already been set"):
+            torch.utils.rename_privateuse1_backend("dev")
+
+    def test_profiler_activity_and_device_type_aliases(self):
+        from torch._C._autograd import DeviceType
+        from torch._C._profiler import ProfilerActivity
+        assert ProfilerActivity.PrivateUse1 == ProfilerActivity.MLU
+        assert (repr(ProfilerActivity.MLU), str(ProfilerActivity.MLU), ProfilerActivity.MLU.name) == (
+            "<ProfilerActivity.MLU: 5>", "ProfilerActivity.MLU", "MLU")
+        assert DeviceType.PrivateUse1 == DeviceType.MLU
+        assert (repr(DeviceType.MLU), str(DeviceType.MLU), DeviceType.MLU.name) == (
+            "<DeviceType.MLU: 20>", "DeviceType.MLU", "MLU")
+
+    def test_device_module_registration_and_lookup(self):
+        with pytest.raises(RuntimeError, match="Expected one of cpu"):
+            torch._register_device_module("dev", types.ModuleType("fake_module"))
+        with pytest.raises(RuntimeError, match="The runtime module of"):
+            torch._register_device_module("mlu", types.ModuleType("fake_module"))
+        get = torch.utils.backend_registration._get_custom_mod_func
+        with pytest.raises(RuntimeError, match="Try to call torch.mlu.non_existent_func"):
+            get("non_existent_func")
+        assert get("device_count")() == 2
+
+    def test_generated_methods(self):
+        with pytest.raises(RuntimeError, match="The custom device module of"):
+            torch.utils.generate_methods_for_privateuse1_backend()
+        x = torch.empty(4, 4)
+        assert not x.is_mlu
+        assert [x.mlu(d).device for d in (torch.device("mlu"), 0, 1)] == [torch.device("mlu", i) for i in (0, 0, 1)]
+        packed = torch.nn.utils.rnn.PackedSequence(torch.rand(5, 3), torch.tensor([1, 1, 1, 1, 1]))
+        assert not packed.is_mlu and packed.mlu().is_mlu and packed.mlu().data.is_mlu
+        assert all(hasattr(c, "mlu") for c in (torch.nn.Module, torch.TypedStorage, torch.UntypedStorage))
+
+    @pytest.mark.filterwarnings("ignore:TypedStorage is deprecated")
+    def test_legacy_type_names(self):
+        names = {torch.bool: "Bool", torch.double: "Double", torch.float32: "Float", torch.half: "Half",
+                 torch.int32: "Int", torch.int64: "Long", torch.int8: "Char", torch.short: "Short", torch.uint8: "Byte"}
+        assert {d: torch.empty(2, dtype=d, device="mlu").type() for d in names} == {
+            d: f"torch.mlu.{n}Tensor" for d, n in names.items()}
+        t = torch.randn(4, 4, device="mlu")
+        storage = t.storage()
+        assert storage.is_mlu and storage.size() == 16 and storage.type() == "torch.storage.TypedStorage"
+
+
+class TestUtils:
+    """test_utils.py: DLPack capsules of mlu tensors."""
+
+    @pytest.mark.parametrize("device", ["mlu:0", "mlu:1"])
+    def test_dlpack_capsule_round_trip(self, device):
+        x = torch.randn(2, 3)
+        x_in = x.to(device)
+        x_out = torch.from_dlpack(torch.utils.dlpack.to_dlpack(x_in))
+        assert x_out.device == x_in.device and x_out.data_ptr() == x_in.data_ptr()  # shared memory, as on cuda
+        assert torch.equal(x_out.cpu(), x)
+
+
+class TestRNN:
+    """test_rnn.py: nn.LSTM on mlu against the same module on CPU."""
+
+    @staticmethod
+    def _pair(**kwargs):
+        torch.manual_seed(0)
+        lstm = torch.nn.LSTM(input_size=8, hidden_size=16, **kwargs)
+        return lstm, copy.deepcopy(lstm).to("mlu")
+
+    @staticmethod
+    def _assert_close(got, want):
+        for g, w in zip(torch.utils._pytree.tree_leaves(got), torch.utils._pytree.tree_leaves(want), strict=True):
+            assert g.device.type == "mlu"
+            torch.testing.assert_close(g.cpu(), w)
+
+    def test_multi_layer_bidirectional_matches_cpu(self):
+        cpu, mlu = self._pair(num_layers=2, bidirectional=True)
+        x = torch.randn(4, 3, 8, requires_grad=True)
+        xm = x.detach().to("mlu").requires_grad_()
+        want, got = cpu(x), mlu(xm)
+        assert got[0].shape == (4, 3, 32) and got[1][0].shape == got[1][1].shape == (4, 3, 16)
+        self._assert_close(got, want)
+        want[0].sum().backward()
+        got[0].sum().backward()
+        torch.testing.assert_close(xm.grad.cpu(), x.grad)
+        for p, q in zip(cpu.parameters(), mlu.parameters(), strict=True):
+            torch.testing.assert_close(q.grad.cpu(), p.grad)
+
+    def test_batch_first_with_initial_state_matches_cpu(self):
+        cpu, mlu = self._pair(batch_first=True)
+        x, h0, c0 = torch.randn(2, 5, 8), torch.randn(1, 2, 16), torch.randn(1, 2, 16)
+        got = mlu(x.to("mlu"), (h0.to("mlu"), c0.to("mlu")))
+        assert got[0].shape == (2, 5, 16)
+        self._assert_close(got, cpu(x, (h0, c0)))
+
+    def test_packed_sequence_matches_cpu(self):
+        cpu, mlu = self._pair()
+        packed = torch.nn.utils.rnn.pack_sequence([torch.randn(n, 8) for n in (5, 3, 1)], enforce_sorted=True)
+        want_packed, want_state = cpu(packed)
+        got_packed, got_state = mlu(packed.to("mlu"))
+        assert torch.equal(got_packed.batch_sizes, want_packed.batch_sizes)
+        self._assert_close((got_packed.data, got_state), (want_packed.data, want_state))
+
+
+class TestCompile:
+    """test_compile.py: torch.compile with backend="mlu": registration, guards, fake tensors, autograd, breaks."""
+
+    @pytest.fixture(autouse=True)
+    def _fresh_dynamo(self):
+        torch._dynamo.reset()
+        yield
+        torch._dynamo.reset()
+
+    def test_backend_and_device_interface_are_registered(self):
+        from torch._dynamo.backends.registry import list_backends
+        from torch._dynamo.device_interface import get_interface_for_device
+        assert "mlu" in list_backends(exclude_tags=())
+        iface = get_interface_for_device("mlu")
+        assert iface.device_count() == 2 and iface.current_device() == torch.accelerator.current_device_index()
+
+    def test_results_and_recompilation_guards(self):
+        from torch._dynamo.testing import CompileCounterWithBackend
+        counter = CompileCounterWithBackend("mlu")
+        fn = torch.compile(lambda x: torch.relu((x + 1) * 2), backend=counter, fullgraph=True)
+        x4, x8 = torch.randn(4), torch.randn(8)
+        torch.testing.assert_close(fn(x4.to("mlu")).cpu(), torch.relu((x4 + 1) * 2))
+        fn(x4.to("mlu"))
+        assert counter.frame_count == 1
+        torch.testing.assert_close(fn(x8.to("mlu")).cpu(), torch.relu((x8 + 1) * 2))
+        assert counter.frame_count == 2
+
+    def test_fake_tensors_keep_the_device(self):
+        seen = []
+
+        def capture(gm, example_inputs):
+            seen.extend(n.meta["example_value"] for n in gm.graph.nodes if n.op == "placeholder")
+            return gm.forward
+
+        torch.compile(lambda t: t + 1, backend=capture, fullgraph=True)(torch.empty(3, 3, device="mlu:1"))
+        assert [f.device for f in seen] == [torch.device("mlu:1")]
+        with torch._subclasses.fake_tensor.FakeTensorMode():
+            y = torch.empty(3, 3, device="mlu") + torch.empty(3, 3, device="mlu:0")
+            assert y.device == torch.device("mlu:0") and y.shape == (3, 3)
+
+    def test_autograd_graph_breaks_and_device_transfer(self):
+        from torch._dynamo.testing import CompileCounterWithBackend
+        x = torch.randn(4, device="mlu", requires_grad=True)
+        torch.compile(lambda t: (t * 2).sum(), backend="mlu")(x).backward()
+        assert torch.equal(x.grad.cpu(), torch.full((4,), 2.0))
+
+        counter = CompileCounterWithBackend("mlu")
+
+        def broken(t):
+            y = t + 1
+            torch._dynamo.graph_break()
+            return y * 2
+
+        v = torch.randn(4)
+        torch.testing.assert_close(torch.compile(broken, backend=counter)(v.to("mlu")).cpu(), (v + 1) * 2)
+        assert counter.frame_count == 2
+        moved = torch.compile(lambda t: (t + 1).cpu() * 2, backend="mlu", fullgraph=True)(v.to("mlu"))
+        assert moved.device.type == "cpu"
+        torch.testing.assert_close(moved, (v + 1) * 2)
+
+    def test_autocast_default_device_and_modules(self):
+        @torch.compile(backend="mlu")
+        def mm(a, b):
+            with torch.autocast(device_type="mlu", dtype=torch.float16):
+                return torch.mm(a, b)
+
+        assert mm(torch.randn(2, 3, device="mlu"), torch.randn(3, 3, device="mlu")).dtype == torch.float16
+        with torch.device("mlu"):
+            out = torch.compile(lambda t: t + torch.ones(4), backend="mlu")(torch.zeros(4, device="mlu"))
+        assert out.device.type == "mlu" and torch.equal(out.cpu(), torch.ones(4))
+        torch.manual_seed(0)
+        linear = torch.nn.Linear(4, 4)
+        x = torch.randn(2, 4)
+        got = torch.compile(copy.deepcopy(linear).to("mlu"), backend="mlu")(x.to("mlu"))
+        torch.testing.assert_close(got.cpu(), linear(x))
+
+
+def _run_device_type_tests(generic, bypass=False, **kwargs):
+    """Instantiate ``generic`` with PyTorch's device-type framework; run the one class made; return its result."""
+    from torch.testing._internal.common_device_type import instantiate_device_type_tests
+    scope = {generic.__name__: generic}
+    instantiate_device_type_tests(generic, scope, **kwargs)
+    (made,) = scope.values()
+    run = made
+    if bypass:
+        class OptedIn(made):
+            def setUp(self):
+                self.bypass_device_restrictions = True  # shadows PrivateUse1TestBase's False
+                super().setUp()
+
+        run = OptedIn
+    result = unittest.TestResult()
+    unittest.defaultTestLoader.loadTestsFromTestCase(run).run(result)
+    assert not result.errors and not result.failures, result.errors + result.failures
+    return made, result
+
+
+class TestDeviceType:
+    """test_device_type.py: transfers between CPU and mlu, dtypes, and the device-type test framework on mlu."""
+
+    def test_transfers_keep_values_and_memory_rules(self):
+        x = torch.randn(3, 4)
+        m = x.to("mlu")
+        assert m.device.type == "mlu" and torch.equal(m.cpu(), x) and torch.equal(m.to("cpu"), x)
+        assert m.to("mlu").data_ptr() == m.data_ptr()
+        for dup in (m.to("mlu", copy=True), m.clone(), torch.empty(3, 4, device="mlu").copy_(m)):
+            assert dup.device.type == "mlu" and dup.data_ptr() != m.data_ptr() and torch.equal(dup.cpu(), x)
+        assert torch.equal(torch.empty(3, 4, device="mlu").copy_(x).cpu(), x)
+        assert torch.equal(torch.empty(3, 4).copy_(m), x)
+
+    def test_factories_arithmetic_and_dtypes(self):
+        a, b = torch.randn(3, 4), torch.randn(3, 4)
+        am, bm = a.to("mlu"), b.to("mlu")
+        for op in (torch.add, torch.mul, torch.sub, torch.div):
+            torch.testing.assert_close(op(am, bm).cpu(), op(a, b))
+        x = torch.randn(3, 4, device="mlu")
+        assert (x + x).dtype == torch.float32 and (x.double() * 2).dtype == torch.float64
+        z = x.to(dtype=torch.float64)
+        assert z.device.type == "mlu" and torch.equal(z.cpu(), x.cpu().double())
+        assert torch.randint(0, 100, (3, 4), device="mlu").dtype == torch.int64
+        assert not torch.zeros(3, 4, device="mlu", dtype=torch.bool).any()
+        assert (torch.zeros(3, 4, device="mlu") == 0).all() and (torch.ones(3, 4, device="mlu") == 1).all()
+
+    def test_device_type_framework_instantiates_for_mlu(self):
+        from torch.testing._internal.common_device_type import (
+            onlyCPU,
+            onlyCUDA,
+            onlyNativeDeviceTypes,
+            onlyPRIVATEUSE1,
+            skipPRIVATEUSE1If,
+        )
+        from torch.testing._internal.common_utils import TestCase
+        ran = []
+
+        class Generic(TestCase):
+            @onlyCPU
+            def test_cpu(self, device):
+                ran.append("cpu")
+
+            @onlyCUDA
+            def test_cuda(self, device):
+                ran.append("cuda")
+
+            @onlyNativeDeviceTypes
+            def test_native(self, device):
+                ran.append(("native", device))
+
+            @onlyPRIVATEUSE1
+            def test_privateuse1(self, device):
+                ran.append(("privateuse1", device, torch._C._get_privateuse1_backend_name()))
+
+            @skipPRIVATEUSE1If(True, "skipped on PrivateUse1")
+            def test_skipped(self, device):
+                ran.append("skipped")
+
+        made, result = _run_device_type_tests(Generic, except_for=("cpu", "cuda"))
+        assert made.device_type == "mlu"
+        assert sorted(ran) == [("native", "mlu:0"), ("privateuse1", "mlu:0", "mlu")]
+        assert sorted(t.id().rsplit(".", 1)[1] for t, _ in result.skipped) == [
+            "test_cpu_mlu", "test_cuda_mlu", "test_skipped_mlu"]
+
+
+class TestProfiler:
+    """test_profiler.py: the autograd profiler with use_device="mlu"."""
+
+    @staticmethod
+    def _profile(fn, **kwargs):
+        with profile(use_device="mlu", **kwargs) as prof:
+            fn()
+        return prof
+
+    def test_ops_and_nested_ranges_are_recorded(self):
+
+        def run():
+            with record_function("outer_operation"):
+                x = torch.randn(10, 10, device="mlu")
+                with record_function("inner_operation_1"):
+                    x + x
+                with record_function("inner_operation_2"):
+                    x @ x
+
+        events = self._profile(run).function_events
+        names = {e.name for e in events}
+        assert {"aten::randn", "aten::add", "aten::mm", "outer_operation"} <= names
+        parents = {e.name: e.cpu_parent.name for e in events if e.name.startswith("inner_operation")}
+        assert parents == {"inner_operation_1": "outer_operation", "inner_operation_2": "outer_operation"}
+
+    def test_training_step_forward_and_backward(self):
+        model = torch.nn.Sequential(torch.nn.Linear(10, 20), torch.nn.ReLU(), torch.nn.Linear(20, 10)).to("mlu")
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        x, target = torch.randn(32, 10, device="mlu"), torch.randn(32, 10, device="mlu")
+
+        def step():
+            for stage, fn in (("forward", lambda: model(x)), ("loss", None), ("backward", None),
+                              ("optimizer_step", None)):
+                with record_function(stage):
+                    if stage == "forward":
+                        out = fn()
+                    elif stage == "loss":
+                        loss = torch.nn.functional.mse_loss(out, target)
+                    elif stage == "backward":
+                        loss.backward()
+                    else:
+                        opt.step()
+                        opt.zero_grad()
+
+        names = {e.name for e in self._profile(step, record_shapes=True).function_events}
+        assert {"forward", "loss", "backward", "optimizer_step", "aten::addmm"} <= names
+        assert "autograd::engine::evaluate_function: AddmmBackward0" in names
+
+    def test_key_averages_shapes_table_and_chrome_trace(self, tmp_path):
+
+        def run():
+            x, y = torch.randn(10, 20, device="mlu"), torch.randn(20, 30, device="mlu")
+            x @ y
+            for _ in range(10):
+                x + x
+
+        prof = self._profile(run, record_shapes=True)
+        counts = {a.key: a.count for a in prof.key_averages()}
+        assert counts["aten::mm"] == 1 and counts["aten::add"] == 10
+        shapes = [a.input_shapes for a in prof.key_averages(group_by_input_shape=True) if a.key == "aten::mm"]
+        assert shapes == [[[10, 20], [20, 30]]]
+        assert "aten::mm" in prof.key_averages().table(sort_by="cpu_time_total", row_limit=10)
+        prof.export_chrome_trace(str(tmp_path / "trace.json"))
+        trace = json.loads((tmp_path / "trace.json").read_text())
+        events = trace["traceEvents"] if isinstance(trace, dict) else trace
+        assert "aten::mm" in {e.get("name") for e in events}
+
+    def test_streams_devices_and_many_ranges(self):
+        s1, s2 = torch.Stream(device="mlu"), torch.Stream(device="mlu")
+
+        def run():
+            with s1:
+                torch.randn(10, 10, device="mlu:0") * 2
+            with s2:
+                torch.randn(10, 10, device="mlu:1") + 1
+            x = torch.zeros(10, device="mlu")
+            for i in range(100):
+                with record_function(f"op_{i}"):
+                    x = x + 1
+            torch.accelerator.synchronize()
+            assert torch.equal(x.cpu(), torch.full((10,), 100.0))
+
+        names = [e.name for e in self._profile(run).function_events]
+        assert {"aten::mul", "aten::add"} <= set(names) and {f"op_{i}" for i in range(100)} <= set(names)
+
+    def test_an_exception_inside_leaves_the_events(self):
+        with pytest.raises(RuntimeError, match="inside the profiler"), profile(use_device="mlu") as prof:
+            torch.randn(10, 10, device="mlu") * 2
+            raise RuntimeError("inside the profiler")
+        assert {"aten::randn", "aten::mul"} <= {e.name for e in prof.function_events}
+
+
+class TestOps:
+    """test_ops.py: factories, copies, view and stub ops, CPU fallbacks, quantization, structured out= ops."""
+
+    def test_factories(self):
+        cl = torch.empty(1, 2, 3, 4, device="mlu", memory_format=torch.channels_last)
+        assert cl.device.type == "mlu" and cl.is_contiguous(memory_format=torch.channels_last)
+        assert torch.tensor((), device="mlu").shape == (0,)
+        assert torch.empty_strided((3, 4), (1, 3), device="mlu").stride() == (1, 3)
+        assert torch.equal(torch.full((3, 4), 5.0, device="mlu").cpu(), torch.full((3, 4), 5.0))
+        assert torch.equal(torch.ones_like(torch.randn(3, 4, device="mlu")).cpu(), torch.ones(3, 4))
+        with torch._subclasses.fake_tensor.FakeTensorMode():
+            z = torch.empty(3, 3, device="mlu") + torch.empty(3, 3, device="mlu:0")
+            assert z.device.type == "mlu" and z.shape == (3, 3)
+
+    def test_copies_across_devices_and_dtypes(self):
+        a = torch.rand(10)
+        assert torch.equal(a.to("mlu").add(2).to("cpu"), a + 2)
+        assert torch.equal(torch.ones(10, device="mlu:0").to("mlu:1").cpu(), torch.ones(10))
+        x = torch.randn(3, 4, device="mlu")
+        y = torch.empty(3, 4, dtype=torch.float64, device="mlu").copy_(x)
+        assert y.dtype == torch.float64 and torch.equal(y.cpu(), x.cpu().double())
+        assert torch.equal(torch.empty(3, 4, device="mlu").copy_(x, non_blocking=True).cpu(), x.cpu())
+        assert torch.tensor([5.0], device="mlu").item() == 5.0
+
+    def test_views_resize_and_set(self):
+        x = torch.tensor([[1], [2], [3]], device="mlu")
+        y = x.expand(3, 2)
+        assert torch.equal(y.cpu(), torch.tensor([[1, 1], [2, 2], [3, 3]])) and y.data_ptr() == x.data_ptr()
+        t = torch.randn(2, 3, 4, device="mlu")
+        assert t.view(6, 4).data_ptr() == t.data_ptr()
+        s = torch.as_strided(t, (2, 2), (4, 1), 1)
+        assert torch.equal(s.cpu(), torch.as_strided(t.cpu(), (2, 2), (4, 1), 1))
+        r = torch.randn(4, 4).to("mlu")
+        r.resize_(2, 2, 2, 2)
+        assert r.shape == (2, 2, 2, 2) and r.untyped_storage().nbytes() == 16 * 4
+        a = torch.randn(3, 4, device="mlu")
+        assert torch.equal(torch.empty(3, 4, device="mlu").set_(a).cpu(), a.cpu())
+        b = torch.empty(3, 4, device="mlu").set_(a.untyped_storage(), 0, (3, 4))
+        assert b.data_ptr() == a.data_ptr() and torch.equal(b.cpu(), a.cpu())
+
+    def test_masked_select_and_out_into_strided_slices_match_cpu(self):
+        v = torch.randn(10)
+        assert torch.equal(torch.masked_select(v.to("mlu"), v.to("mlu").gt(0)).cpu(), v.masked_select(v.gt(0)))
+        x = torch.randn(2, 2, 3)
+        o = torch.randn(2, 2, 6)
+        om = o.to("mlu")
+        torch.abs(x, out=o[:, :, 0:6:2])  # an output of the right size, written in place
+        torch.abs(x.to("mlu"), out=om[:, :, 0:6:2])
+        assert torch.equal(om.cpu(), o)
+        for t, src in ((o, x), (om, x.to("mlu"))):  # an output of the wrong size: resized, as on CPU
+            with pytest.warns(UserWarning, match="was resized since it had shape"):
+                torch.abs(src, out=t[:, :, 0:6:3])
+        assert torch.equal(om.cpu(), o)
+
+    def test_cpu_fallback_ops_match_cpu(self):
+        assert torch.equal(torch.triu_indices(3, 3, device="mlu").cpu(),
+                           torch.tensor([[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]]))
+        x = torch.tensor([[1.0, 2, 3], [2, 3, 4]], device="mlu")
+        assert torch.equal(torch.sub(x, torch.tensor([1.0, 0, 2], device="mlu")).cpu(),
+                           torch.tensor([[0.0, 2, 1], [1, 3, 2]]))
+        idx = torch.tensor([1, 0], device="mlu")
+        assert torch.equal(x[idx, idx].cpu(), torch.tensor([3.0, 1]))
+        v = torch.tensor([1.0, 2, 3], device="mlu")
+        assert [t.cpu().tolist() for t in torch._foreach_add((v, v), (v, v))] == [[2.0, 4.0, 6.0]] * 2
+        lo, hi = torch.tensor([1.0, 5, 3], device="mlu"), torch.tensor([4.0, 2, 6], device="mlu")
+        out = torch.empty(3, device="mlu")
+        assert torch.maximum(lo, hi, out=out) is out and out.cpu().tolist() == [4.0, 5.0, 6.0]
+        assert torch.minimum(lo, hi).cpu().tolist() == [1.0, 2.0, 3.0]
+
+    def test_quantize_per_tensor(self):
+        x = torch.randn(3, 4, 5)
+        with pytest.warns(UserWarning, match="deprecated"):
+            q = torch.quantize_per_tensor(x.to("mlu"), 0.1, 10, torch.qint8)
+            want = torch.quantize_per_tensor(x, 0.1, 10, torch.qint8)
+        assert q.device == torch.device("mlu:0") and q.dtype == torch.qint8
+        assert (q.q_scale(), q.q_zero_point()) == (0.1, 10)
+        assert torch.equal(q.int_repr().cpu(), want.int_repr())
+
+
+class TestDistributed:
+    """test_distributed.py: a two-rank "cncl" process group (torch_openreg's "occl"): default group, all_reduce."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def reports(cls, tmp_path_factory):
+
+        out = tmp_path_factory.mktemp("cncl")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        ranks = [_spawn(DIST_WORKER, rank=rank, port=port, out_dir=str(out)) for rank in range(2)]
+        deadline = time.monotonic() + MP_TIMEOUT
+        for p in ranks:
+            p.join(max(deadline - time.monotonic(), 0))
+        if any(p.is_alive() for p in ranks):
+            for p in ranks:
+                p.kill()
+            pytest.fail(f"distributed workers did not finish within {MP_TIMEOUT} s")
+        assert [p.exitcode for p in ranks] == [0, 0]
+        return [json.loads((out / f"{rank}.json").read_text()) for rank in range(2)]
+
+    def test_backend_registration_and_default_group(self, reports):
+        for rank, r in enumerate(reports):
+            assert (r["listed"], r["initialized"], r["backend"], r["pg_backend"]) == (True, True, "cncl", "cncl")
+            assert (r["world"], r["rank"]) == (2, rank)
+
+    def test_allreduce_future(self, reports):
+        # openreg's "occl" is a dummy whose future holds None; cuda's "nccl" future holds the reduced tensors
+        # (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp: the work's future is completed with its outputs).
+        for r in reports:
+            assert r["done"] and r["tensor"] == [3.0, 3.0, 3.0]
+            assert r["value"] == [["mlu", [3.0, 3.0, 3.0]]]
+
+
+class TestTesting:
+    """test_testing.py: tests limited to cuda by @onlyCUDA / @onlyOn run on mlu only when the class opts in."""
+
+    @staticmethod
+    def _generic(ran):
+        from torch.testing._internal.common_device_type import onlyCUDA, onlyOn
+        from torch.testing._internal.common_utils import TestCase
+
+        class Generic(TestCase):
+            @onlyCUDA
+            def test_only_cuda(self, device):
+                ran.append(("only_cuda", device))
+
+            @onlyOn(["cuda"])
+            def test_only_on(self, device):
+                ran.append(("only_on", device))
+
+        return Generic
+
+    def test_cuda_only_tests_are_skipped_by_default(self):
+        from torch.testing._internal.common_device_type import PrivateUse1TestBase
+        assert PrivateUse1TestBase.bypass_device_restrictions is False
+        ran = []
+        _, result = _run_device_type_tests(self._generic(ran), only_for="mlu")
+        assert ran == [] and len(result.skipped) == 2
+
+    def test_opting_in_runs_cuda_only_tests_on_mlu(self):
+        ran = []
+        _, result = _run_device_type_tests(self._generic(ran), bypass=True, only_for="mlu")
+        assert sorted(ran) == [("only_cuda", "mlu:0"), ("only_on", "mlu:0")] and result.skipped == []
