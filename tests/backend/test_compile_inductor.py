@@ -132,6 +132,62 @@ def test_default_inductor_trains_a_cnn_with_channels_last_intermediates_like_cpu
         torch.testing.assert_close(p.grad.cpu(), p_ref.grad, rtol=1e-4, atol=1e-5)
 
 
+def test_default_inductor_calls_mlus_max_pool_kernels_and_trains_like_cpu():
+    """Plain ``torch.compile`` on mlu calls ``max_pool2d_with_indices`` and its backward as mlu kernels instead of
+    generating C++ for them (``torch_mlu.inductor.fallbacks``), while a CPU graph compiled in the same process keeps
+    Inductor's own code for both. Inputs with ties in every pooling window make the backward depend on which index
+    each window chose. Oracle: the model on CPU, eager."""
+    from torch._inductor.utils import fresh_cache, run_and_get_code
+
+    torch.manual_seed(0)
+    ref = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(64, 3))
+    with torch.no_grad():
+        ref[0].weight.copy_(torch.randint(-2, 3, ref[0].weight.shape))  # integer outputs: ties after the ReLU
+    x = torch.randint(0, 3, (8, 1, 8, 8)).float()
+
+    def step(model: nn.Module, inp: torch.Tensor) -> torch.Tensor:
+        loss = model(inp).square().mean()
+        loss.backward()
+        return loss
+
+    loss_ref = step(ref, x)
+    codes = {}
+    for device in ("mlu", "cpu"):
+        model = copy.deepcopy(ref).to(device)
+        model.zero_grad()
+        with fresh_cache():
+            loss, code = run_and_get_code(step, torch.compile(model), x.to(device))
+        codes[device] = "\n".join(code)
+        assert loss.item() == pytest.approx(loss_ref.item(), rel=1e-5), device
+        for p_ref, p in zip(ref.parameters(), model.parameters(), strict=True):
+            torch.testing.assert_close(p.grad.cpu(), p_ref.grad, rtol=1e-5, atol=1e-6)
+    for op in ("max_pool2d_with_indices", "max_pool2d_with_indices_backward"):
+        assert f"torch.ops.aten.{op}.default(" in codes["mlu"], codes["mlu"]
+        assert f"torch.ops.aten.{op}.default(" not in codes["cpu"], codes["cpu"]
+
+
+_FIRST_GRAPH_POOLS = """
+import sys
+import torch
+from torch._inductor.utils import fresh_cache, run_and_get_code
+assert "torch._inductor.decomposition" not in sys.modules
+f = torch.compile(lambda x: torch.nn.functional.max_pool2d(x, 2, return_indices=True))
+with fresh_cache():
+    (out, idx), code = run_and_get_code(f, torch.arange(16.0, device="mlu").view(1, 1, 4, 4))
+print(out.flatten().tolist(), idx.flatten().tolist(), "torch.ops.aten.max_pool2d_with_indices.default(" in code[0])
+"""
+
+
+def test_the_first_graph_of_a_process_calls_mlus_max_pool_kernel():
+    """Inductor traces a graph with its decomposition table before it lowers the graph, when the code generators are
+    registered; the decomposition that leaves max pooling to mlu's kernel is registered as soon as that table is
+    imported, so the first graph of a fresh process already calls the kernel."""
+    proc = subprocess.run([sys.executable, "-c", _FIRST_GRAPH_POOLS], capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[-2] == "[5.0, 7.0, 13.0, 15.0] [5, 7, 13, 15] True"
+
+
 class AttentionBlock(nn.Module):
     """Attention written out (one qkv projection, split into heads): its backward concatenates the three gradients
     with masked loads."""

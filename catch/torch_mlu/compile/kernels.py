@@ -7,14 +7,10 @@
 convolutions and attention are ATen's kernels (Inductor's extern calls) or Inductor's own code.
 
 The pass keeps some ops as extern calls where Inductor's own code for the op is slower (:data:`ATEN_KERNELS`):
-it swaps the node for a ``torch_mlu`` op of the same schema, which Inductor cannot look into.
-``max_pool2d_with_indices``: Inductor's lowering ends in a scalar index loop, the slowest kernel of the digits CNN's
-forward, several times the time of Catch's kernel (``catch/csrc/kernels/pool.cpp``), which the op runs where it
-applies and ATen's otherwise. ``max_pool2d_with_indices_backward``: Inductor lowers it to a gather over each input's
-pooling windows whose C++ loop it cannot vectorize (integer floor divisions in the index), several times slower than
-ATen's kernel on the digits CNN's 64x32x8x8 input; the op runs ATen's kernel. And an ``aten.addmm`` whose users are
-all pointwise becomes ``aten.mm`` + ``aten.add`` (:func:`unfuse_bias_add`). Both apply with every
-``CATCH_FUSE_KERNELS`` setting.
+it swaps the node for a ``torch_mlu`` op of the same schema, which Inductor cannot look into: max pooling and its
+backward (:data:`torch_mlu.inductor.fallbacks.OPS`, where the reasons are), the ops plain ``torch.compile`` on mlu
+calls as mlu kernels. And an ``aten.addmm`` whose users are all pointwise becomes ``aten.mm`` + ``aten.add``
+(:func:`unfuse_bias_add`). Both apply with every ``CATCH_FUSE_KERNELS`` setting.
 
 ``CATCH_FUSE_KERNELS=aten`` leaves the partitioning of training graphs to Inductor alone (no saved erf:
 :mod:`torch_mlu.compile.saved_erf`); ``auto`` (the default) and ``catch`` apply it.

@@ -12,10 +12,15 @@ Inductor), and answers that the name is absent. Inductor then keeps that registr
 the four names, which would drop the device pass that keys Inductor's FX graph cache by the code generators' version
 (:class:`torch_mlu.inductor.codegen.CodegenVersion`).
 
-Dynamo's device interface is also registered as soon as Dynamo's registry of device interfaces
-(``torch._dynamo.device_interface``) is imported, through a post-import hook (:class:`_AfterImport`): a process that
-only loads an AOTInductor package (``aoti_load_package`` asks ``get_interface_for_device("mlu")`` for the device's
-compute capability) lowers no graph, so the code-generator lookup never comes.
+Two registrations cannot wait for that lookup; each runs right after a module is imported, through a post-import hook
+(:class:`_AfterImport`):
+
+- Dynamo's device interface, after Dynamo's registry of device interfaces (``torch._dynamo.device_interface``): a
+  process that only loads an AOTInductor package (``aoti_load_package`` asks ``get_interface_for_device("mlu")`` for
+  the device's compute capability) lowers no graph, so the code-generator lookup never comes;
+- the decompositions that leave ops to mlu's kernels (:func:`torch_mlu.inductor.fallbacks.register_decompositions`),
+  after Inductor's decomposition table (``torch._inductor.decomposition``): Inductor traces a graph with that table
+  before it lowers the graph.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ from typing import Any
 CODEGEN_NAMES = ("Scheduling", "PythonWrapperCodegen", "CppWrapperCodegen", "WrapperFxCodegen")
 #: Dynamo's registry of device interfaces (``get_interface_for_device``)
 DEVICE_INTERFACE_MODULE = "torch._dynamo.device_interface"
+#: Inductor's decomposition table
+DECOMPOSITION_MODULE = "torch._inductor.decomposition"
 
 
 def register_device_interface() -> None:
@@ -39,6 +46,21 @@ def register_device_interface() -> None:
     from torch_mlu.inductor import device_interface
 
     device_interface.register()
+
+
+def register_decompositions() -> None:
+    """Registers mlu's entries of Inductor's decomposition table (:mod:`torch_mlu.inductor.fallbacks`; idempotent)."""
+    from torch_mlu.inductor import fallbacks
+
+    fallbacks.register_decompositions()
+
+
+def _after_import(name: str, callback: Callable[[], None]) -> None:
+    """Runs ``callback()`` now if the module ``name`` is imported already, otherwise right after its import."""
+    if name in sys.modules:
+        callback()
+    elif not any(isinstance(f, _AfterImport) and f.name == name for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterImport(name, callback))
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
@@ -80,11 +102,10 @@ def register() -> None:
 def install(device_module: ModuleType) -> None:
     """Makes a lookup of one of :data:`CODEGEN_NAMES` on ``device_module`` call :func:`register` and raise
     ``AttributeError``; an existing module ``__getattr__`` is chained for other names. Registers Dynamo's device
-    interface when :data:`DEVICE_INTERFACE_MODULE` is imported, or now if it is imported already."""
-    if DEVICE_INTERFACE_MODULE in sys.modules:
-        register_device_interface()
-    elif not any(isinstance(f, _AfterImport) and f.name == DEVICE_INTERFACE_MODULE for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterImport(DEVICE_INTERFACE_MODULE, register_device_interface))
+    interface when :data:`DEVICE_INTERFACE_MODULE` is imported and mlu's decompositions when
+    :data:`DECOMPOSITION_MODULE` is, each now if its module is imported already."""
+    _after_import(DEVICE_INTERFACE_MODULE, register_device_interface)
+    _after_import(DECOMPOSITION_MODULE, register_decompositions)
     previous: Callable[[str], Any] | None = device_module.__dict__.get("__getattr__")
 
     def __getattr__(name: str) -> Any:  # noqa: N807  (PEP 562 module hook)
