@@ -7,7 +7,10 @@
 - :mod:`.device_interface`: Dynamo's device interface for mlu (``get_interface_for_device("mlu")``), which the
   fusion backend (:mod:`torch_mlu.compile`) registers too;
 - :mod:`.codegen`: Inductor's code generators for mlu (CPU C++ kernels, a Python wrapper that calls them on host
-  views of device memory) and the scheduler's view of mlu nodes;
+  views of device memory);
+- :mod:`.cpu_choices`: the choices Inductor makes for its C++ backend by asking whether a device is cpu, made for
+  mlu too;
+- :mod:`.fallbacks`: the ops Inductor calls as mlu kernels instead of generating code for them;
 - :mod:`.runtime`: what the generated wrapper code calls when it runs.
 
 Nothing is imported here, so that ``import torch_mlu`` does not import Inductor.

@@ -29,6 +29,8 @@ from typing import Any
 
 import torch
 
+from torch_mlu.inductor.cpu_choices import on_mlu
+
 _aten = torch.ops.aten
 
 #: the ops Inductor calls as mlu kernels
@@ -37,21 +39,13 @@ OPS = (_aten.max_pool2d_with_indices.default, _aten.max_pool2d_with_indices_back
 _MARK = "_catch_mlu_fallback"
 
 
-def _on_mlu(value: Any) -> bool:
-    """Whether ``value`` -- a (fake) tensor at decomposition time, an Inductor IR node at lowering time -- is on mlu."""
-    if isinstance(value, torch.Tensor):
-        return value.device.type == "mlu"
-    get_device = getattr(value, "get_device", None)
-    device = get_device() if callable(get_device) else None
-    return isinstance(device, torch.device) and device.type == "mlu"
-
-
-def _wrap(upstream: Callable[..., Any], on_mlu: Callable[..., Any], tensor_args: int) -> Callable[..., Any]:
-    """``upstream``, except that a call with one of its first ``tensor_args`` arguments on mlu goes to ``on_mlu``."""
+def _wrap(upstream: Callable[..., Any], mlu_call: Callable[..., Any], tensor_args: int) -> Callable[..., Any]:
+    """``upstream``, except that a call with one of its first ``tensor_args`` arguments on mlu goes to
+    ``mlu_call``."""
 
     def dispatch(*args: Any, **kwargs: Any) -> Any:
-        if any(_on_mlu(a) for a in args[:tensor_args]):
-            return on_mlu(*args, **kwargs)
+        if any(on_mlu(a) for a in args[:tensor_args]):
+            return mlu_call(*args, **kwargs)
         return upstream(*args, **kwargs)
 
     setattr(dispatch, _MARK, True)
