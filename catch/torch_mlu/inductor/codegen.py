@@ -15,8 +15,9 @@ same for mlu:
   views of its mlu arguments (:mod:`torch_mlu.host_view`), so it reads and writes device memory in place, after the
   current queue's asynchronous work (kernels run on the submitting thread, as eager mlu kernels do);
 - CPU choices: wherever Inductor decides for its C++ backend by asking whether a device is ``cpu`` (scheduling, the
-  backend code generation asks for, variance, ``cat``, division by a constant), :mod:`torch_mlu.inductor.cpu_choices`
-  makes mlu graphs take the same choice, so they get the code the same graph gets on CPU;
+  backend code generation asks for, variance, ``cat``, pads, division by a constant),
+  :mod:`torch_mlu.inductor.cpu_choices` makes mlu graphs take the same choice, so they get the code the same graph
+  gets on CPU;
 - device op overrides: ``torch.mlu`` for ``set_device``/``synchronize``/``device_guard``, the queue id as raw stream;
 - C++ wrapper: :mod:`torch_mlu.inductor.cpp_wrapper` (``cpp_wrapper=True`` and AOTInductor);
 - flex attention: :mod:`torch_mlu.inductor.flex_attention` lowers ``flex_attention`` on mlu with the CPU's C++

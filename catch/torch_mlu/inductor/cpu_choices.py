@@ -17,6 +17,8 @@ Each function below makes one such place answer for mlu as it answers for cpu (t
   norm's statistics;
 - :func:`_cat_as_on_cpu`: ``cat`` as one vectorized copy per input (``ConcatKernel``) instead of a masked scalar
   loop over the output (``pointwise_cat``), which upstream turned off on CPU for speed (``lowering.cat``);
+- :func:`_pad_as_on_cpu`: a right pad stays one kernel instead of a ``cat`` of the input and a fill
+  (``lowering._pad_as_cat``, skipped on CPU because its ``cat`` is a ``ConcatKernel``);
 - :func:`_divide_as_on_cpu`: division by a constant stays a division instead of a multiplication by the reciprocal,
   which rounds differently from eager (``lowering.div_prim``; https://github.com/pytorch/pytorch/issues/157959).
 
@@ -178,6 +180,23 @@ def _cat_as_on_cpu() -> None:
     _replace_lowering("cat", cat)
 
 
+def _pad_as_on_cpu() -> None:
+    """Makes ``torch._inductor.lowering._pad_as_cat`` decline an mlu input (``None``), as it declines a CPU one; its
+    caller (``constant_pad_nd``) then lowers the pad as one pointwise kernel."""
+    from torch._inductor import lowering
+
+    original = lowering._pad_as_cat
+    if getattr(original, _MARK, False):
+        return
+
+    def pad_as_cat(x: Any, *args: Any, **kwargs: Any) -> Any:
+        if on_mlu(x):
+            return None
+        return original(x, *args, **kwargs)
+
+    lowering._pad_as_cat = _marked(pad_as_cat)
+
+
 def _divide_as_on_cpu() -> None:
     """Makes the lowering of ``prims.div`` (``torch._inductor.lowering.div_prim``, which ``aten.div`` calls) keep a
     floating division of an mlu tensor by a constant a division (``ops.truediv``), as on CPU. Elsewhere upstream
@@ -207,4 +226,5 @@ def register() -> None:
     _realize_as_on_cpu()
     _two_step_variance_as_on_cpu()
     _cat_as_on_cpu()
+    _pad_as_on_cpu()
     _divide_as_on_cpu()
