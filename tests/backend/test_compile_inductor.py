@@ -167,7 +167,7 @@ def test_default_inductor_calls_mlus_max_pool_kernels_and_trains_like_cpu():
         assert f"torch.ops.aten.{op}.default(" not in codes["cpu"], codes["cpu"]
 
 
-def _cpp_kernels(code: str) -> list[str]:
+def _cpp_kernels(code: str) -> list[tuple[str, str]]:
     """Each C++ kernel in Inductor's generated Python wrapper ``code``: its argument types and its source."""
     return re.findall(r"cpp_pybinding\((\[.*?\]), r'''(.*?)'''", code, re.S)
 
