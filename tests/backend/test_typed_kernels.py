@@ -1,12 +1,13 @@
 # SPDX-FileCopyrightText: 2026 Catch Developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-"""The typed device kernels of add, sub, mul and div (.Tensor and in-place; catch/csrc/ops/typed_kernels.cpp)
-give the CPU's results, dtypes and errors (the oracle: the same call on CPU tensors; device errors: CUDA's message).
+"""The typed device kernels of add, sub, mul and div (.Tensor and in-place) and of mm, bmm and addmm (and their .out
+forms; catch/csrc/ops/typed_kernels.cpp) give the CPU's results, dtypes and errors (the oracle: the same call on CPU
+tensors; device errors: CUDA's message).
 
 ``torch_mlu._C._typed_kernel_calls()`` counts the calls of this thread that took the typed common path, so each test
-also shows which path it exercised: mlu tensors on one device and 0-dim CPU operands take it, other device mixes go
-to the generic kernel (and raise there).
+also shows which path it exercised: mlu tensors on one device and 0-dim CPU operands take it, other device mixes (and
+an out= tensor the CPU kernel must resize) go to the generic kernel.
 """
 
 from __future__ import annotations
@@ -189,10 +190,11 @@ def test_conj_and_neg_views():
     check_same(zm.conj().imag + wm.real, z.conj().imag + w.real)  # .imag of a conj view has the neg bit
 
 
-@pytest.mark.parametrize("op", ["add", "mul", "add_", "mul_"])
+@pytest.mark.parametrize("op", ["add", "mul", "add_", "mul_", "mm"])
 def test_device_mixes_raise_like_cuda(op):
     a = torch.randn(3, 4, device="mlu")
-    mixes = ((torch.randn(3, 4), "mlu:0 and cpu"), (torch.randn(3, 4, device="mlu:1"), "mlu:0 and mlu:1"))
+    shape = (4, 2) if op == "mm" else (3, 4)
+    mixes = ((torch.randn(shape), "mlu:0 and cpu"), (torch.randn(shape, device="mlu:1"), "mlu:0 and mlu:1"))
     for other, devices in mixes:
         before = typed_calls()
         # CUDA's message (TensorIterator / c10::impl::check_and_update_common_device), device names ours
@@ -256,6 +258,121 @@ def test_result_is_device_memory():
         assert torch.mlu.memory_allocated() == before
     finally:
         gc.enable()
+
+
+def product_cases():
+    g = gen(10)
+    r = lambda *shape, dtype=torch.float32: torch.randn(*shape, generator=g).to(dtype)  # noqa: E731
+    w = r(12, 7)
+    big = r(24, 9)
+    return {
+        "mm": (torch.mm, (r(5, 7), r(7, 3)), {}),
+        "mm transposed+strided": (torch.mm, (w.t(), big[::2, 1:7]), {}),
+        "mm int64": (torch.mm, (torch.arange(12).reshape(3, 4), torch.arange(8).reshape(4, 2)), {}),
+        "mm bf16": (torch.mm, (r(4, 6, dtype=torch.bfloat16), r(6, 5, dtype=torch.bfloat16)), {}),
+        "mm empty": (torch.mm, (r(0, 4), r(4, 3)), {}),
+        "mm nan+inf": (torch.mm, (torch.tensor([[float("nan"), 1.0], [float("inf"), -1e30]]), r(2, 2)), {}),
+        "bmm": (torch.bmm, (r(3, 4, 5), r(3, 5, 2)), {}),
+        "bmm transposed": (torch.bmm, (r(3, 5, 4).transpose(1, 2), r(3, 5, 2)), {}),
+        "addmm bias": (torch.addmm, (r(3), r(5, 7), w[:3].t()), {}),
+        "addmm beta alpha": (torch.addmm, (r(5, 1).expand(5, 3), r(5, 7), r(7, 3)), {"beta": 0.5, "alpha": -2.0}),
+        "addmm beta 0 ignores nan": (torch.addmm, (torch.full((2, 2), float("nan")), r(2, 3), r(3, 2)), {"beta": 0}),
+    }
+
+
+PRODUCTS = product_cases()
+
+
+def check_equal(dev: torch.Tensor, cpu: torch.Tensor):
+    """The CPU kernel ran on the host views: the result is bitwise the CPU result."""
+    assert dev.device.type == "mlu" and dev.dtype == cpu.dtype and dev.shape == cpu.shape
+    assert torch.equal(dev.cpu().nan_to_num(), cpu.nan_to_num())
+    assert torch.equal(dev.cpu().isnan(), cpu.isnan())
+
+
+@pytest.mark.parametrize("case", PRODUCTS)
+def test_products_match_cpu(case):
+    fn, args, kw = PRODUCTS[case]
+    expected = fn(*args, **kw)
+    margs = [to_mlu(a) for a in args]
+    before = typed_calls()
+    got = fn(*margs, **kw)
+    assert typed_calls() - before == 1, "the typed common path was not taken"
+    check_equal(got, expected)
+    out = torch.empty_like(expected, device="mlu")
+    storage = out.untyped_storage().data_ptr()
+    before = typed_calls()
+    assert fn(*margs, **kw, out=out) is out
+    assert typed_calls() - before == 1
+    assert out.untyped_storage().data_ptr() == storage  # written in place, not resized
+    check_equal(out, expected)
+
+
+def test_product_out_of_other_sizes_is_resized_as_on_cpu():
+    a, b = torch.randn(4, 3, generator=gen(11)), torch.randn(3, 6, generator=gen(12))
+    out_cpu, out_mlu = torch.empty(2, 2), torch.empty(2, 2, device="mlu")
+    with pytest.warns(UserWarning, match=r"output with one or more elements was resized"):
+        torch.mm(a, b, out=out_cpu)
+    before = typed_calls()
+    with pytest.warns(UserWarning, match=r"output with one or more elements was resized"):
+        torch.mm(to_mlu(a), to_mlu(b), out=out_mlu)
+    assert typed_calls() == before  # the generic kernel mirrors the resize onto the device tensor
+    check_equal(out_mlu, out_cpu)
+    bias = torch.randn(6, generator=gen(13))
+    out_cpu, out_mlu = torch.empty(0), torch.empty(0, device="mlu")
+    torch.addmm(bias, a, b, out=out_cpu)
+    torch.addmm(to_mlu(bias), to_mlu(a), to_mlu(b), out=out_mlu)
+    check_equal(out_mlu, out_cpu)
+
+
+def test_product_out_sharing_a_storage_with_an_input():
+    buf = torch.randn(40, generator=gen(14))
+    bm = to_mlu(buf)
+    # out is the second half of the storage that holds the first operand
+    torch.mm(buf[:12].view(3, 4), buf[12:28].view(4, 4), out=buf[24:].view(4, 4)[:3])
+    before = typed_calls()
+    torch.mm(bm[:12].view(3, 4), bm[12:28].view(4, 4), out=bm[24:].view(4, 4)[:3])
+    assert typed_calls() - before == 1
+    check_equal(bm, buf)
+    s = torch.randn(3, 3, generator=gen(15))
+    sm = to_mlu(s)
+    before = typed_calls()
+    check_equal(torch.addmm(sm, sm, sm, beta=2), torch.addmm(s, s, s, beta=2))  # one tensor three times
+    assert typed_calls() - before == 1
+
+
+@pytest.mark.parametrize("call", [
+    lambda a, b, o: torch.mm(a, b),  # sizes cannot be multiplied
+    lambda a, b, o: torch.mm(a[0], b),  # 1-D operand
+    lambda a, b, o: torch.bmm(a, b),  # 2-D operands
+    lambda a, b, o: torch.mm(a, a.t(), out=o.int()),  # out of another dtype
+    lambda a, b, o: torch.addmm(b, a, a.t()),  # bias that does not broadcast
+])
+def test_product_errors_match_cpu(call):
+    a, b, o = torch.randn(4, 3, generator=gen(16)), torch.randn(5, 2, generator=gen(17)), torch.empty(4, 4)
+    with pytest.raises(RuntimeError) as cpu_err:
+        call(a, b, o)
+    with pytest.raises(RuntimeError) as mlu_err:
+        call(to_mlu(a), to_mlu(b), to_mlu(o))
+    assert str(mlu_err.value) == str(cpu_err.value)
+    # the thread's reused host views are free again after the error
+    before = typed_calls()
+    check_equal(torch.mm(to_mlu(a), to_mlu(a).t()), torch.mm(a, a.t()))
+    assert typed_calls() - before == 1
+
+
+def test_compiled_linear_calls_the_typed_addmm():
+    """Inductor's generated code calls ``extern_kernels.addmm(..., out=buf)`` for a Linear layer on mlu."""
+    lin = torch.nn.Linear(7, 3)
+    x = torch.randn(5, 7, generator=gen(18))
+    expected = torch.compile(lin)(x)
+    lin_m, xm = lin.to("mlu"), to_mlu(x)
+    compiled = torch.compile(lin_m)
+    compiled(xm)
+    before = typed_calls()
+    got = compiled(xm)
+    assert typed_calls() - before == 1
+    torch.testing.assert_close(got.cpu(), expected)
 
 
 PROFILE_SCRIPT = textwrap.dedent("""

@@ -2,24 +2,32 @@
 // SPDX-License-Identifier: BSD-3-Clause
 
 // add, sub, mul and div (.Tensor, and their in-place forms) run many times per training step, often on small
-// tensors, where the boxed kernel's fixed cost showed (callgrind: a 64-element `a + b` took 1.5x CPU's
-// instructions). Much of it was not the kernel: boxing the arguments into an IValue stack copies each at::Tensor,
-// and the first copy of a tensor that Python owns takes the GIL (intrusive_ptr's incref_pyobject on the 1 -> 2
-// refcount transition; the dispatcher runs with the GIL released), as does the matching release. These kernels take
-// their arguments by reference and, in the common case -- `self` on an mlu device, `other` on the same device or a
-// 0-dim CPU tensor (a Python number arrives as one) -- run the CPU kernel on host views through the typed redispatch,
-// as the generic kernel does through the boxed one (HostKernelRun: ordered on the current queue, under
-// HostKernelScope, so the profilers record the kernel), the result buffer adopted. Everything else takes the generic
-// kernel (same errors).
+// tensors, and mm, bmm and addmm (and their .out forms, which Inductor's generated code calls) once per layer, where
+// the boxed kernel's fixed cost showed (callgrind: a 64-element `a + b` took 1.5x CPU's instructions). Much of it
+// was not the kernel: boxing the arguments into an IValue stack copies each at::Tensor, and the first copy of a
+// tensor that Python owns takes the GIL (intrusive_ptr's incref_pyobject on the 1 -> 2 refcount transition; the
+// dispatcher runs with the GIL released), as does the matching release. These kernels take their arguments by
+// reference and, in the common case -- the tensors on one mlu device (add/sub/mul/div: `other` may be a 0-dim CPU
+// tensor, as a Python number arrives; an out= tensor already of the result's sizes) -- run the CPU kernel on host
+// views through the typed redispatch, as the generic kernel does through the boxed one (HostKernelRun: ordered on
+// the current queue, under HostKernelScope, so the profilers record the kernel), the result buffer adopted.
+// Everything else takes the generic kernel (same errors).
 #include "typed_kernels.h"
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/add_ops.h>
+#include <ATen/ops/addmm_ops.h>
+#include <ATen/ops/bmm_ops.h>
 #include <ATen/ops/div_ops.h>
+#include <ATen/ops/mm_ops.h>
 #include <ATen/ops/mul_ops.h>
 #include <ATen/ops/sub_ops.h>
+#include <c10/util/SmallVector.h>
 
+#include <algorithm>
+#include <initializer_list>
+#include <optional>
 #include <typeinfo>
 #include <utility>
 
@@ -37,13 +45,27 @@ using torch::jit::Stack;
 thread_local int64_t tls_typed_calls = 0;
 constexpr c10::DispatchKeySet kHostKeys{c10::DispatchKey::CPU};
 
-// The device of a common-case call, or -1.
-c10::DeviceIndex typed_device(const at::Tensor& self, const at::Tensor& other) {
+// The device of a common-case binary call, or -1: `self` on an mlu device, `other` on the same device or a 0-dim
+// CPU tensor.
+c10::DeviceIndex binary_device(const at::Tensor& self, const at::Tensor& other) {
   if (!self.defined() || !other.defined() || self.device().type() != kMLU) return -1;
   const c10::Device od = other.device();
   const bool ok = od.type() == kMLU ? od.index() == self.device().index() : od.type() == c10::kCPU && other.dim() == 0;
   return ok ? self.device().index() : -1;
 }
+
+// The device of a common-case call whose tensors are all on one mlu device, or -1.
+c10::DeviceIndex same_device(std::initializer_list<const at::Tensor*> tensors) {
+  c10::DeviceIndex d = -1;
+  for (const at::Tensor* t : tensors) {
+    if (!t->defined() || t->device().type() != kMLU || (d >= 0 && t->device().index() != d)) return -1;
+    d = t->device().index();
+  }
+  return d;
+}
+
+// The most tensor arguments of a typed kernel (addmm.out: self, mat1, mat2, out).
+constexpr size_t kMaxTensors = 4;
 
 // A host view per argument position and thread, reused by the typed kernels (making and freeing a TensorImpl and a
 // StorageImpl per argument was ~0.4 k instructions of each call). A slot is re-pointed only while nothing but the
@@ -77,68 +99,91 @@ struct HostViewSlot {
   }
 };
 struct ThreadHostViews {
-  HostViewSlot slot[2];
+  HostViewSlot slot[kMaxTensors];
   bool busy = false;
 };
 thread_local ThreadHostViews tls_views;
 
-// The host views of a typed call's arguments: `self` on mlu, `other` on mlu or a 0-dim CPU tensor (used as it
-// is). As in HostCall, a tensor passed twice gets one host view and two views of one storage share one host
-// storage, so the CPU kernel's alias and overlap checks see what they would see on CPU tensors (that rare case,
-// and a nested call, get fresh views instead of the thread's slots).
+// The host views of a typed call's tensor arguments; a tensor not on mlu (a 0-dim CPU operand) is used as it is. A
+// tensor passed twice gets one host view. Two distinct tensors over one storage, and a nested call, take HostCall's
+// views instead of the thread's slots: there views of one storage share one host storage, so the CPU kernel's alias
+// and overlap checks see what they would see on CPU tensors.
 class HostViews {
  public:
-  HostViews(const at::Tensor& self, const at::Tensor& other) {
-    const bool other_mlu = other.device().type() == kMLU;
-    const bool same = other.unsafeGetTensorImpl() == self.unsafeGetTensorImpl();
-    c10::StorageImpl* ss = self.storage().unsafeGetStorageImpl();
-    const bool shared_storage = other_mlu && !same && other.storage().unsafeGetStorageImpl() == ss;
-    slots_ = shared_storage || tls_views.busy ? nullptr : &tls_views;
-    if (slots_ != nullptr) {
-      slots_->busy = true;
-      self_ = &slots_->slot[0].bind(self);
-      if (other_mlu && !same) other_ = &slots_->slot[1].bind(other);
-    } else {
-      c10::Storage hs = map_storage(*ss);
-      if (other_mlu && !same) {
-        fresh_[1] = host_alias(other, shared_storage ? hs : map_storage(*other.storage().unsafeGetStorageImpl()));
-        other_ = &fresh_[1];
+  HostViews(c10::DeviceIndex d, std::initializer_list<const at::Tensor*> tensors) : n_(tensors.size()) {
+    TORCH_INTERNAL_ASSERT(n_ <= kMaxTensors);
+    std::copy(tensors.begin(), tensors.end(), args_);
+    bool shared_storage = false;
+    for (size_t i = 0; i < n_; ++i) {
+      mlu_[i] = args_[i]->device().type() == kMLU;
+      for (size_t j = 0; j < i; ++j) {
+        shared_storage |= mlu_[i] && mlu_[j] && args_[i]->unsafeGetTensorImpl() != args_[j]->unsafeGetTensorImpl() &&
+                          args_[i]->storage().unsafeGetStorageImpl() == args_[j]->storage().unsafeGetStorageImpl();
       }
-      fresh_[0] = host_alias(self, std::move(hs));
-      self_ = &fresh_[0];
     }
-    if (!other_mlu) other_ = &other;
-    if (same) other_ = self_;
-    bound_other_ = other_mlu && !same;
+    if (shared_storage || tls_views.busy) {
+      call_.emplace(d);
+      for (size_t i = 0; i < n_; ++i) {
+        if (mlu_[i]) {
+          fresh_[i] = call_->host_view(*args_[i]);
+          owned_[i] = &fresh_[i];
+        }
+        views_[i] = mlu_[i] ? &fresh_[i] : args_[i];
+      }
+      return;
+    }
+    tls_views.busy = true;
+    for (size_t i = 0; i < n_; ++i) {
+      if (!mlu_[i]) {
+        views_[i] = args_[i];
+        continue;
+      }
+      for (size_t j = 0; j < i && owned_[i] == nullptr; ++j) {
+        if (args_[j]->unsafeGetTensorImpl() == args_[i]->unsafeGetTensorImpl()) owned_[i] = owned_[j];
+      }
+      if (owned_[i] == nullptr) {
+        owned_[i] = &tls_views.slot[i].bind(*args_[i]);
+        bound_[i] = true;
+      }
+      views_[i] = owned_[i];
+    }
   }
   ~HostViews() {
-    if (slots_ == nullptr) return;
-    slots_->slot[0].unbind();
-    if (bound_other_) slots_->slot[1].unbind();
-    slots_->busy = false;
+    if (call_.has_value()) return;
+    for (size_t i = 0; i < n_; ++i) {
+      if (bound_[i]) tls_views.slot[i].unbind();
+    }
+    tls_views.busy = false;
   }
   HostViews(const HostViews&) = delete;
   HostViews& operator=(const HostViews&) = delete;
 
-  at::Tensor& self() { return *self_; }
-  const at::Tensor& other() { return *other_; }
+  // The host view of the i-th tensor given to the constructor (a tensor not on mlu: that tensor).
+  const at::Tensor& operator[](size_t i) const { return *views_[i]; }
+  // The host view of the i-th tensor, an mlu tensor the kernel writes (in place or out=).
+  at::Tensor& written(size_t i) {
+    TORCH_INTERNAL_ASSERT(mlu_[i]);
+    return *owned_[i];
+  }
 
  private:
-  ThreadHostViews* slots_;
-  at::Tensor fresh_[2];
-  at::Tensor* self_ = nullptr;
-  const at::Tensor* other_ = nullptr;
-  bool bound_other_ = false;
+  size_t n_;
+  const at::Tensor* args_[kMaxTensors] = {};
+  const at::Tensor* views_[kMaxTensors] = {};
+  at::Tensor* owned_[kMaxTensors] = {};  // the views of the mlu tensors
+  bool mlu_[kMaxTensors] = {};
+  bool bound_[kMaxTensors] = {};
+  std::optional<HostCall> call_;
+  at::Tensor fresh_[kMaxTensors];
 };
 
-// `cpu(host view of self, host view of other or the CPU scalar)` for a common-case call on device `d`: in order on
-// the current queue, on device `d`, under HostKernelScope, below autograd (as run_device_kernel runs the CPU kernel).
+// Runs `cpu()` for a common-case call on device `d` (its host views made): in order on the current queue, on device
+// `d`, under HostKernelScope, below autograd (as run_device_kernel runs the CPU kernel).
 template <class Cpu>
-decltype(auto) on_host(c10::DeviceIndex d, const at::Tensor& self, const at::Tensor& other, Cpu&& cpu) {
+decltype(auto) on_host(c10::DeviceIndex d, Cpu&& cpu) {
   ++tls_typed_calls;
-  HostViews views(self, other);
   HostKernelRun run(d);
-  return cpu(views.self(), views.other());
+  return cpu();
 }
 
 // A typed kernel's fresh CPU result as an mlu tensor of device `d`. Its buffer is device memory (allocated under
@@ -174,29 +219,84 @@ Stack generic_call(const Args&... args) {
 // Op(self, other, extra...) -> Tensor, e.g. add.Tensor (Op: at::_ops::add_Tensor).
 template <class Op, class... Extra>
 at::Tensor binary_kernel(const at::Tensor& self, const at::Tensor& other, Extra... extra) {
-  const c10::DeviceIndex d = typed_device(self, other);
+  const c10::DeviceIndex d = binary_device(self, other);
   if (d < 0) return std::move(generic_call<Op>(self, other, extra...)[0]).toTensor();
-  return adopt_result(on_host(d, self, other, [&](const at::Tensor& s, const at::Tensor& o) {
-                        return Op::redispatch(kHostKeys, s, o, extra...);
-                      }),
-                      d);
+  HostViews v(d, {&self, &other});
+  return adopt_result(on_host(d, [&] { return Op::redispatch(kHostKeys, v[0], v[1], extra...); }), d);
 }
 
 // Op(self!, other, extra...) -> self, e.g. add_.Tensor. In-place TensorIterator kernels never resize `self`.
 template <class Op, class... Extra>
 at::Tensor& binary_inplace_kernel(at::Tensor& self, const at::Tensor& other, Extra... extra) {
-  const c10::DeviceIndex d = typed_device(self, other);
+  const c10::DeviceIndex d = binary_device(self, other);
   if (d < 0) {
     generic_call<Op>(self, other, extra...);
     return self;
   }
-  on_host(d, self, other, [&](at::Tensor& s, const at::Tensor& o) { Op::redispatch(kHostKeys, s, o, extra...); });
+  HostViews v(d, {&self, &other});
+  on_host(d, [&] { Op::redispatch(kHostKeys, v.written(0), v[1], extra...); });
   return self;
+}
+
+// The sizes of a matrix product's result, or an empty vector when an operand has the wrong number of dimensions
+// (the CPU kernel raises that error; the generic kernel runs it): mm/addmm [n, m] @ [m, p] -> [n, p], bmm
+// [b, n, m] @ [b, m, p] -> [b, n, p].
+c10::SmallVector<int64_t, 3> product_sizes(const at::Tensor& a, const at::Tensor& b) {
+  const int64_t dim = a.dim();
+  if ((dim != 2 && dim != 3) || b.dim() != dim) return {};
+  if (dim == 2) return {a.size(0), b.size(1)};
+  return {a.size(0), a.size(1), b.size(2)};
+}
+
+// Op(a, b) -> Tensor: mm, bmm.
+template <class Op>
+at::Tensor product_kernel(const at::Tensor& a, const at::Tensor& b) {
+  const c10::DeviceIndex d = same_device({&a, &b});
+  if (d < 0) return std::move(generic_call<Op>(a, b)[0]).toTensor();
+  HostViews v(d, {&a, &b});
+  return adopt_result(on_host(d, [&] { return Op::redispatch(kHostKeys, v[0], v[1]); }), d);
+}
+
+// Op(a, b, out!) -> out: mm.out, bmm.out. `out` already has the result's sizes (else the CPU kernel would resize
+// it: the generic kernel mirrors that onto the device tensor).
+template <class Op>
+at::Tensor& product_out_kernel(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  const c10::DeviceIndex d = same_device({&a, &b, &out});
+  if (d < 0 || out.sizes() != c10::IntArrayRef(product_sizes(a, b))) {
+    generic_call<Op>(a, b, out);
+    return out;
+  }
+  HostViews v(d, {&a, &b, &out});
+  on_host(d, [&] { Op::redispatch(kHostKeys, v[0], v[1], v.written(2)); });
+  return out;
+}
+
+at::Tensor addmm_kernel(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
+                        const at::Scalar& alpha) {
+  using Op = at::_ops::addmm;
+  const c10::DeviceIndex d = same_device({&self, &mat1, &mat2});
+  if (d < 0) return std::move(generic_call<Op>(self, mat1, mat2, beta, alpha)[0]).toTensor();
+  HostViews v(d, {&self, &mat1, &mat2});
+  return adopt_result(on_host(d, [&] { return Op::redispatch(kHostKeys, v[0], v[1], v[2], beta, alpha); }), d);
+}
+
+at::Tensor& addmm_out_kernel(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                             const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
+  using Op = at::_ops::addmm_out;
+  const c10::DeviceIndex d = same_device({&self, &mat1, &mat2, &out});
+  if (d < 0 || mat1.dim() != 2 || out.sizes() != c10::IntArrayRef(product_sizes(mat1, mat2))) {
+    generic_call<Op>(self, mat1, mat2, beta, alpha, out);
+    return out;
+  }
+  HostViews v(d, {&self, &mat1, &mat2, &out});
+  on_host(d, [&] { Op::redispatch(kHostKeys, v[0], v[1], v[2], beta, alpha, v.written(3)); });
+  return out;
 }
 
 template <class Op, auto Kernel>
 void register_typed(torch::Library& lib, std::set<std::string>& names) {
-  std::string full = std::string(Op::name) + "." + Op::overload_name;
+  std::string full = Op::name;
+  if (*Op::overload_name != '\0') full = full + "." + Op::overload_name;
   lib.impl(full.c_str(), TORCH_FN(Kernel));
   names.insert(std::move(full));
 }
@@ -214,6 +314,12 @@ std::set<std::string> register_typed_kernels(torch::Library& lib) {
   register_typed<at::_ops::sub__Tensor, &binary_inplace_kernel<at::_ops::sub__Tensor, S>>(lib, names);
   register_typed<at::_ops::mul__Tensor, &binary_inplace_kernel<at::_ops::mul__Tensor>>(lib, names);
   register_typed<at::_ops::div__Tensor, &binary_inplace_kernel<at::_ops::div__Tensor>>(lib, names);
+  register_typed<at::_ops::mm, &product_kernel<at::_ops::mm>>(lib, names);
+  register_typed<at::_ops::bmm, &product_kernel<at::_ops::bmm>>(lib, names);
+  register_typed<at::_ops::mm_out, &product_out_kernel<at::_ops::mm_out>>(lib, names);
+  register_typed<at::_ops::bmm_out, &product_out_kernel<at::_ops::bmm_out>>(lib, names);
+  register_typed<at::_ops::addmm, &addmm_kernel>(lib, names);
+  register_typed<at::_ops::addmm_out, &addmm_out_kernel>(lib, names);
   return names;
 }
 
