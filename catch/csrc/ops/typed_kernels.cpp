@@ -25,7 +25,7 @@
 #include <ATen/ops/sub_ops.h>
 #include <c10/util/SmallVector.h>
 
-#include <algorithm>
+#include <array>
 #include <initializer_list>
 #include <optional>
 #include <typeinfo>
@@ -104,56 +104,60 @@ struct ThreadHostViews {
 };
 thread_local ThreadHostViews tls_views;
 
-// The host views of a typed call's tensor arguments; a tensor not on mlu (a 0-dim CPU operand) is used as it is. A
+// The host views of a typed call's N tensor arguments; a tensor not on mlu (a 0-dim CPU operand) is used as it is. A
 // tensor passed twice gets one host view. Two distinct tensors over one storage, and a nested call, take HostCall's
 // views instead of the thread's slots: there views of one storage share one host storage, so the CPU kernel's alias
-// and overlap checks see what they would see on CPU tensors.
+// and overlap checks see what they would see on CPU tensors. (The thread's slots are reached through one pointer:
+// each access of a thread_local in a shared library is a call of __tls_get_addr.)
+template <size_t N>
 class HostViews {
+  static_assert(N <= kMaxTensors);
+
  public:
-  HostViews(c10::DeviceIndex d, std::initializer_list<const at::Tensor*> tensors) : n_(tensors.size()) {
-    TORCH_INTERNAL_ASSERT(n_ <= kMaxTensors);
-    std::copy(tensors.begin(), tensors.end(), args_);
+  HostViews(c10::DeviceIndex d, const std::array<const at::Tensor*, N>& args) {
     bool shared_storage = false;
-    for (size_t i = 0; i < n_; ++i) {
-      mlu_[i] = args_[i]->device().type() == kMLU;
+    for (size_t i = 0; i < N; ++i) {
+      mlu_[i] = args[i]->device().type() == kMLU;
       for (size_t j = 0; j < i; ++j) {
-        shared_storage |= mlu_[i] && mlu_[j] && args_[i]->unsafeGetTensorImpl() != args_[j]->unsafeGetTensorImpl() &&
-                          args_[i]->storage().unsafeGetStorageImpl() == args_[j]->storage().unsafeGetStorageImpl();
+        shared_storage |= mlu_[i] && mlu_[j] && args[i]->unsafeGetTensorImpl() != args[j]->unsafeGetTensorImpl() &&
+                          args[i]->storage().unsafeGetStorageImpl() == args[j]->storage().unsafeGetStorageImpl();
       }
     }
-    if (shared_storage || tls_views.busy) {
-      call_.emplace(d);
-      for (size_t i = 0; i < n_; ++i) {
+    ThreadHostViews* slots = &tls_views;
+    if (shared_storage || slots->busy) {
+      fresh_.emplace(d);
+      for (size_t i = 0; i < N; ++i) {
         if (mlu_[i]) {
-          fresh_[i] = call_->host_view(*args_[i]);
-          owned_[i] = &fresh_[i];
+          fresh_->views[i] = fresh_->call.host_view(*args[i]);
+          owned_[i] = &fresh_->views[i];
         }
-        views_[i] = mlu_[i] ? &fresh_[i] : args_[i];
+        views_[i] = mlu_[i] ? owned_[i] : args[i];
       }
       return;
     }
-    tls_views.busy = true;
-    for (size_t i = 0; i < n_; ++i) {
+    slots_ = slots;
+    slots_->busy = true;
+    for (size_t i = 0; i < N; ++i) {
       if (!mlu_[i]) {
-        views_[i] = args_[i];
+        views_[i] = args[i];
         continue;
       }
       for (size_t j = 0; j < i && owned_[i] == nullptr; ++j) {
-        if (args_[j]->unsafeGetTensorImpl() == args_[i]->unsafeGetTensorImpl()) owned_[i] = owned_[j];
+        if (args[j]->unsafeGetTensorImpl() == args[i]->unsafeGetTensorImpl()) owned_[i] = owned_[j];
       }
       if (owned_[i] == nullptr) {
-        owned_[i] = &tls_views.slot[i].bind(*args_[i]);
+        owned_[i] = &slots_->slot[i].bind(*args[i]);
         bound_[i] = true;
       }
       views_[i] = owned_[i];
     }
   }
   ~HostViews() {
-    if (call_.has_value()) return;
-    for (size_t i = 0; i < n_; ++i) {
-      if (bound_[i]) tls_views.slot[i].unbind();
+    if (slots_ == nullptr) return;
+    for (size_t i = 0; i < N; ++i) {
+      if (bound_[i]) slots_->slot[i].unbind();
     }
-    tls_views.busy = false;
+    slots_->busy = false;
   }
   HostViews(const HostViews&) = delete;
   HostViews& operator=(const HostViews&) = delete;
@@ -167,14 +171,17 @@ class HostViews {
   }
 
  private:
-  size_t n_;
-  const at::Tensor* args_[kMaxTensors] = {};
-  const at::Tensor* views_[kMaxTensors] = {};
-  at::Tensor* owned_[kMaxTensors] = {};  // the views of the mlu tensors
-  bool mlu_[kMaxTensors] = {};
-  bool bound_[kMaxTensors] = {};
-  std::optional<HostCall> call_;
-  at::Tensor fresh_[kMaxTensors];
+  struct Fresh {
+    explicit Fresh(c10::DeviceIndex d) : call(d) {}
+    HostCall call;
+    at::Tensor views[N];
+  };
+  ThreadHostViews* slots_ = nullptr;  // the thread's slots, when they hold the views
+  std::optional<Fresh> fresh_;        // else HostCall's views
+  const at::Tensor* views_[N] = {};
+  at::Tensor* owned_[N] = {};  // the views of the mlu tensors
+  bool mlu_[N] = {};
+  bool bound_[N] = {};
 };
 
 // Runs `cpu()` for a common-case call on device `d` (its host views made): in order on the current queue, on device
@@ -221,7 +228,7 @@ template <class Op, class... Extra>
 at::Tensor binary_kernel(const at::Tensor& self, const at::Tensor& other, Extra... extra) {
   const c10::DeviceIndex d = binary_device(self, other);
   if (d < 0) return std::move(generic_call<Op>(self, other, extra...)[0]).toTensor();
-  HostViews v(d, {&self, &other});
+  HostViews<2> v(d, {&self, &other});
   return adopt_result(on_host(d, [&] { return Op::redispatch(kHostKeys, v[0], v[1], extra...); }), d);
 }
 
@@ -233,7 +240,7 @@ at::Tensor& binary_inplace_kernel(at::Tensor& self, const at::Tensor& other, Ext
     generic_call<Op>(self, other, extra...);
     return self;
   }
-  HostViews v(d, {&self, &other});
+  HostViews<2> v(d, {&self, &other});
   on_host(d, [&] { Op::redispatch(kHostKeys, v.written(0), v[1], extra...); });
   return self;
 }
@@ -253,7 +260,7 @@ template <class Op>
 at::Tensor product_kernel(const at::Tensor& a, const at::Tensor& b) {
   const c10::DeviceIndex d = same_device({&a, &b});
   if (d < 0) return std::move(generic_call<Op>(a, b)[0]).toTensor();
-  HostViews v(d, {&a, &b});
+  HostViews<2> v(d, {&a, &b});
   return adopt_result(on_host(d, [&] { return Op::redispatch(kHostKeys, v[0], v[1]); }), d);
 }
 
@@ -266,7 +273,7 @@ at::Tensor& product_out_kernel(const at::Tensor& a, const at::Tensor& b, at::Ten
     generic_call<Op>(a, b, out);
     return out;
   }
-  HostViews v(d, {&a, &b, &out});
+  HostViews<3> v(d, {&a, &b, &out});
   on_host(d, [&] { Op::redispatch(kHostKeys, v[0], v[1], v.written(2)); });
   return out;
 }
@@ -276,7 +283,7 @@ at::Tensor addmm_kernel(const at::Tensor& self, const at::Tensor& mat1, const at
   using Op = at::_ops::addmm;
   const c10::DeviceIndex d = same_device({&self, &mat1, &mat2});
   if (d < 0) return std::move(generic_call<Op>(self, mat1, mat2, beta, alpha)[0]).toTensor();
-  HostViews v(d, {&self, &mat1, &mat2});
+  HostViews<3> v(d, {&self, &mat1, &mat2});
   return adopt_result(on_host(d, [&] { return Op::redispatch(kHostKeys, v[0], v[1], v[2], beta, alpha); }), d);
 }
 
@@ -288,7 +295,7 @@ at::Tensor& addmm_out_kernel(const at::Tensor& self, const at::Tensor& mat1, con
     generic_call<Op>(self, mat1, mat2, beta, alpha, out);
     return out;
   }
-  HostViews v(d, {&self, &mat1, &mat2, &out});
+  HostViews<4> v(d, {&self, &mat1, &mat2, &out});
   on_host(d, [&] { Op::redispatch(kHostKeys, v[0], v[1], v[2], beta, alpha, v.written(3)); });
   return out;
 }
